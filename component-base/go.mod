@@ -1,0 +1,3 @@
+module skiff.dev/component-base
+
+go 1.24.0

@@ -1,0 +1,3 @@
+module skiff.dev/controller-manager
+
+go 1.24.0

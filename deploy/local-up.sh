@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Bring up a one-node skiff cluster on this machine from nothing. Safe to run
+# twice: certificates are kept, a running daemon is left running.
+# State: $SKIFF_HOME (default .skiff/ at the repository root).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+SKIFF_HOME="${SKIFF_HOME:-$ROOT/.skiff}"
+BIN="$ROOT/bin"
+PORT="${SKIFF_APISERVER_PORT:-6443}"
+mkdir -p "$SKIFF_HOME/logs" "$SKIFF_HOME/run"
+
+log() { echo "skiff up: $*"; }
+
+# Certificates and kubeconfigs (kept when already there).
+"$BIN/skiffctl" certs --dir "$SKIFF_HOME/pki" --kubeconfig-dir "$SKIFF_HOME" \
+	--server "https://127.0.0.1:$PORT" >"$SKIFF_HOME/logs/certs.log"
+log "certificates in $SKIFF_HOME/pki"
+
+running() {
+	local pidfile="$SKIFF_HOME/run/$1.pid"
+	[ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+}
+
+start() {
+	local name="$1"
+	shift
+	if running "$name"; then
+		log "$name already running (pid $(cat "$SKIFF_HOME/run/$name.pid"))"
+		return
+	fi
+	nohup "$@" >>"$SKIFF_HOME/logs/$name.log" 2>&1 &
+	echo $! >"$SKIFF_HOME/run/$name.pid"
+	log "$name started (pid $!), log $SKIFF_HOME/logs/$name.log"
+}
+
+start apiserver "$BIN/skiff-apiserver" \
+	--secure-port "$PORT" \
+	--tls-cert-file "$SKIFF_HOME/pki/apiserver.crt" \
+	--tls-private-key-file "$SKIFF_HOME/pki/apiserver.key" \
+	--client-ca-file "$SKIFF_HOME/pki/ca.crt" \
+	--etcd-data-dir "$SKIFF_HOME/etcd"
+
+# Wait for readiness with a deadline.
+deadline=$((SECONDS + 60))
+until curl -fsS --cacert "$SKIFF_HOME/pki/ca.crt" "https://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; do
+	if ! running apiserver; then
+		echo "skiff up: the API server exited; see $SKIFF_HOME/logs/apiserver.log" >&2
+		tail -20 "$SKIFF_HOME/logs/apiserver.log" >&2
+		exit 1
+	fi
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		echo "skiff up: the API server is not ready after 60s; see $SKIFF_HOME/logs/apiserver.log" >&2
+		exit 1
+	fi
+	sleep 0.2
+done
+log "API server ready at https://127.0.0.1:$PORT"
+log "kubeconfig: export KUBECONFIG=$SKIFF_HOME/admin.kubeconfig"

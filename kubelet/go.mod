@@ -1,0 +1,3 @@
+module skiff.dev/kubelet
+
+go 1.24.0

@@ -1,0 +1,3 @@
+module skiff.dev/proxy
+
+go 1.24.0

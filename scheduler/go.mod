@@ -1,0 +1,3 @@
+module skiff.dev/scheduler
+
+go 1.24.0
