@@ -1,0 +1,132 @@
+package openapi
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/util"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// extensionGVK is the vendor extension that names the group-version-kinds of
+// a definition (a list) or of an operation (one object).
+const extensionGVK = "x-kubernetes-group-version-kind"
+
+// schemeBuilders register the API groups whose Go types have OpenAPI
+// definitions in package generated. Keep this list and the packages in
+// generate.sh the same.
+var schemeBuilders = []func(*runtime.Scheme) error{
+	corev1.AddToScheme,
+	appsv1.AddToScheme,
+	autoscalingv1.AddToScheme,
+	coordinationv1.AddToScheme,
+	discoveryv1.AddToScheme,
+	policyv1.AddToScheme,
+	rbacv1.AddToScheme,
+}
+
+// registry knows the Go type behind every group-version-kind the definitions
+// cover, and names definitions the way the upstream API server does.
+type registry struct {
+	scheme *runtime.Scheme
+	// gvks maps a canonical Go type name ("k8s.io/api/core/v1.Pod") to the
+	// kinds registered for it, sorted by group, version, kind.
+	gvks map[string][]schema.GroupVersionKind
+}
+
+func newRegistry() (*registry, error) {
+	s := runtime.NewScheme()
+	for _, add := range schemeBuilders {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("openapi: building scheme: %w", err)
+		}
+	}
+	t := &registry{scheme: s, gvks: map[string][]schema.GroupVersionKind{}}
+	for gvk, rt := range s.AllKnownTypes() {
+		if gvk.Version == runtime.APIVersionInternal {
+			continue
+		}
+		name := canonicalName(rt)
+		t.gvks[name] = append(t.gvks[name], gvk)
+	}
+	for _, list := range t.gvks {
+		sort.Slice(list, func(i, j int) bool {
+			a, b := list[i], list[j]
+			if a.Group != b.Group {
+				return a.Group < b.Group
+			}
+			if a.Version != b.Version {
+				return a.Version < b.Version
+			}
+			return a.Kind < b.Kind
+		})
+	}
+	return t, nil
+}
+
+// canonicalName is the OpenAPI canonical name of a Go type: its package path,
+// a dot, and its name.
+func canonicalName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.PkgPath() + "." + t.Name()
+}
+
+// typeOf returns the canonical type name registered for gvk.
+func (t *registry) typeOf(gvk schema.GroupVersionKind) (string, error) {
+	rt, ok := t.scheme.AllKnownTypes()[gvk]
+	if !ok {
+		return "", fmt.Errorf("openapi: no Go type known for %s (add its package to the scheme and to generate.sh)", gvk)
+	}
+	return canonicalName(rt), nil
+}
+
+// newObject returns a new zero value for gvk.
+func (t *registry) newObject(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	obj, err := t.scheme.New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	return obj, nil
+}
+
+// definitionName turns a canonical Go type name into the REST-friendly
+// definition name ("io.k8s.api.core.v1.Pod") and, for types registered as
+// kinds, the x-kubernetes-group-version-kind extension listing them.
+func (t *registry) definitionName(name string) (string, spec.Extensions) {
+	friendly := util.ToRESTFriendlyName(name)
+	list, ok := t.gvks[name]
+	if !ok {
+		return friendly, nil
+	}
+	ext := make([]interface{}, 0, len(list))
+	for _, gvk := range list {
+		ext = append(ext, map[string]interface{}{
+			"group":   gvk.Group,
+			"version": gvk.Version,
+			"kind":    gvk.Kind,
+		})
+	}
+	return friendly, spec.Extensions{extensionGVK: ext}
+}
+
+// Canonical names of the meta types that routes read and write.
+var (
+	statusType          = canonicalName(reflect.TypeOf(metav1.Status{}))
+	watchEventType      = canonicalName(reflect.TypeOf(metav1.WatchEvent{}))
+	patchType           = canonicalName(reflect.TypeOf(metav1.Patch{}))
+	deleteOptionsType   = canonicalName(reflect.TypeOf(metav1.DeleteOptions{}))
+	apiResourceListType = canonicalName(reflect.TypeOf(metav1.APIResourceList{}))
+)
