@@ -1,0 +1,52 @@
+package api
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+)
+
+// Codecs bundles the scheme with the serializers built on it.
+type Codecs struct {
+	Scheme *runtime.Scheme
+	// Factory knows JSON, YAML and protobuf, for requests and responses.
+	Factory serializer.CodecFactory
+	// ParameterCodec decodes query parameters into ListOptions, DeleteOptions, ...
+	ParameterCodec runtime.ParameterCodec
+}
+
+// NewCodecs returns a scheme holding every kind skiff serves, plus meta/v1.
+func NewCodecs() *Codecs {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		corev1.AddToScheme,
+		appsv1.AddToScheme,
+		autoscalingv1.AddToScheme,
+		coordinationv1.AddToScheme,
+		discoveryv1.AddToScheme,
+		rbacv1.AddToScheme,
+		policyv1.AddToScheme,
+	} {
+		utilruntime.Must(add(s))
+	}
+	// meta/v1 kinds (Status, Table, WatchEvent, options) in their own group.
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Group: "meta.k8s.io", Version: "v1"})
+	s.AddKnownTypes(metav1.SchemeGroupVersion,
+		&metav1.Table{}, &metav1.TableOptions{},
+		&metav1.PartialObjectMetadata{}, &metav1.PartialObjectMetadataList{},
+	)
+	return &Codecs{
+		Scheme:         s,
+		Factory:        serializer.NewCodecFactory(s),
+		ParameterCodec: runtime.NewParameterCodec(s),
+	}
+}

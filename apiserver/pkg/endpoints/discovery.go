@@ -1,0 +1,197 @@
+package endpoints
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+
+	"github.com/gorilla/mux"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+
+	"skiff.dev/apiserver/pkg/registry"
+)
+
+// Discovery serves /api, /apis, /apis/<group> and the per group-version
+// resource lists, built from the resource table.
+type Discovery struct {
+	h         *Handler
+	resources []*registry.Resource
+	version   version.Info
+	// ServerAddress is advertised in /api's serverAddressByClientCIDRs.
+	ServerAddress string
+}
+
+// NewDiscovery builds discovery for resources.
+func NewDiscovery(h *Handler, resources []*registry.Resource, v version.Info, serverAddress string) *Discovery {
+	return &Discovery{h: h, resources: resources, version: v, ServerAddress: serverAddress}
+}
+
+// groupOrder is upstream's order of groups in /apis.
+var groupOrder = []string{"apps", "autoscaling", "coordination.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"}
+
+func (d *Discovery) groups() []metav1.APIGroup {
+	seen := map[string]*metav1.APIGroup{}
+	var names []string
+	add := func(group, ver string) {
+		g, ok := seen[group]
+		if !ok {
+			g = &metav1.APIGroup{Name: group}
+			seen[group] = g
+			names = append(names, group)
+		}
+		gv := metav1.GroupVersionForDiscovery{GroupVersion: group + "/" + ver, Version: ver}
+		for _, v := range g.Versions {
+			if v == gv {
+				return
+			}
+		}
+		g.Versions = append(g.Versions, gv)
+		g.PreferredVersion = g.Versions[0]
+	}
+	for _, r := range d.resources {
+		if r.Group != "" {
+			add(r.Group, r.Version)
+		}
+		if r.Scale != nil {
+			add("autoscaling", "v1")
+		}
+	}
+	rank := map[string]int{}
+	for i, g := range groupOrder {
+		rank[g] = i + 1
+	}
+	sort.SliceStable(names, func(i, j int) bool {
+		ri, rj := rank[names[i]], rank[names[j]]
+		if ri == 0 {
+			ri = 1000
+		}
+		if rj == 0 {
+			rj = 1000
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+	out := make([]metav1.APIGroup, 0, len(names))
+	for _, n := range names {
+		out = append(out, *seen[n])
+	}
+	return out
+}
+
+func storageVersionHash(group, ver, kind string) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%s/%s", group, ver, kind)))
+	return encodeHash(sum[:8])
+}
+
+func encodeHash(b []byte) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	// base64 without padding, as upstream's storageVersionHash.
+	out := make([]byte, 0, 12)
+	for i := 0; i < len(b); i += 3 {
+		var n uint32
+		k := 0
+		for j := 0; j < 3; j++ {
+			n <<= 8
+			if i+j < len(b) {
+				n |= uint32(b[i+j])
+				k++
+			}
+		}
+		for j := 0; j <= k; j++ {
+			out = append(out, alphabet[(n>>(18-6*uint(j)))&0x3f])
+		}
+	}
+	return string(out)
+}
+
+// resourceList is the APIResourceList of one group-version.
+func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bool) {
+	gv := ver
+	if group != "" {
+		gv = group + "/" + ver
+	}
+	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv}
+	found := false
+	for _, r := range d.resources {
+		if r.Group != group || r.Version != ver {
+			continue
+		}
+		found = true
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: r.Resource, SingularName: r.SingularName, Namespaced: r.Namespaced, Kind: r.Kind,
+			Verbs: r.Verbs(), ShortNames: r.ShortNames, Categories: r.Categories,
+			StorageVersionHash: storageVersionHash(r.Group, r.Version, r.Kind),
+		})
+		for _, sub := range r.Subresources() {
+			res := metav1.APIResource{Name: r.Resource + "/" + sub, Namespaced: r.Namespaced, Kind: r.Kind}
+			switch sub {
+			case registry.SubStatus:
+				res.Verbs = []string{"get", "patch", "update"}
+			case registry.SubScale:
+				res.Group, res.Version, res.Kind = "autoscaling", "v1", "Scale"
+				res.Verbs = []string{"get", "patch", "update"}
+			case registry.SubBinding:
+				res.Kind, res.Verbs = "Binding", []string{"create"}
+			case registry.SubFinalize:
+				res.Verbs = []string{"update"}
+			}
+			list.APIResources = append(list.APIResources, res)
+		}
+	}
+	if found {
+		sort.SliceStable(list.APIResources, func(i, j int) bool { return list.APIResources[i].Name < list.APIResources[j].Name })
+	}
+	return list, found
+}
+
+// Install adds the discovery routes and /version.
+func (d *Discovery) Install(r *mux.Router) {
+	r.HandleFunc("/api", func(w http.ResponseWriter, req *http.Request) {
+		d.h.writeObject(w, req, http.StatusOK, &metav1.APIVersions{
+			TypeMeta:                   metav1.TypeMeta{Kind: "APIVersions"},
+			Versions:                   []string{"v1"},
+			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: d.ServerAddress}},
+		})
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/api/v1", func(w http.ResponseWriter, req *http.Request) {
+		list, _ := d.resourceList("", "v1")
+		d.h.writeObject(w, req, http.StatusOK, list)
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/apis", func(w http.ResponseWriter, req *http.Request) {
+		d.h.writeObject(w, req, http.StatusOK, &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: d.groups()})
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/apis/{group}", func(w http.ResponseWriter, req *http.Request) {
+		group := mux.Vars(req)["group"]
+		for _, g := range d.groups() {
+			if g.Name == group {
+				g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+				d.h.writeObject(w, req, http.StatusOK, &g)
+				return
+			}
+		}
+		d.h.writeError(w, req, notFoundPath(req.URL.Path), schemaGR, "")
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/apis/{group}/{version}", func(w http.ResponseWriter, req *http.Request) {
+		v := mux.Vars(req)
+		list, ok := d.resourceList(v["group"], v["version"])
+		if !ok && v["group"] == "autoscaling" && v["version"] == "v1" {
+			// Scale lives in autoscaling/v1 but is served as subresources.
+			list.APIResources = []metav1.APIResource{}
+			ok = true
+		}
+		if !ok {
+			d.h.writeError(w, req, notFoundPath(req.URL.Path), schemaGR, "")
+			return
+		}
+		d.h.writeObject(w, req, http.StatusOK, list)
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/version", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(d.version)
+	}).Methods(http.MethodGet)
+}

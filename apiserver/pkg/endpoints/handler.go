@@ -1,0 +1,749 @@
+package endpoints
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+
+	"skiff.dev/apiserver/pkg/api"
+	"skiff.dev/apiserver/pkg/printers"
+	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/storage"
+)
+
+// MaxRequestBodyBytes is upstream's limit for a request body (3 MiB).
+const MaxRequestBodyBytes = 3 * 1024 * 1024
+
+// Handler serves the REST API of every resource in the table.
+type Handler struct {
+	codecs  *api.Codecs
+	stores  map[schema.GroupVersionResource]*registry.Store
+	printer *printers.Printer
+	// MinRequestTimeout sets the default watch timeout, as upstream's
+	// --min-request-timeout (a watch lasts between it and twice it).
+	MinRequestTimeout time.Duration
+	// shutdown closes open watches.
+	shutdown <-chan struct{}
+}
+
+// NewHandler builds the handler for the given stores.
+func NewHandler(codecs *api.Codecs, stores []*registry.Store, shutdown <-chan struct{}) *Handler {
+	h := &Handler{
+		codecs:            codecs,
+		stores:            map[schema.GroupVersionResource]*registry.Store{},
+		printer:           printers.New(),
+		MinRequestTimeout: 30 * time.Minute,
+		shutdown:          shutdown,
+	}
+	for _, s := range stores {
+		h.stores[s.R.GroupVersion().WithResource(s.R.Resource)] = s
+	}
+	return h
+}
+
+// Store returns the store of a resource, for the server's own bootstrap.
+func (h *Handler) Store(gvr schema.GroupVersionResource) *registry.Store { return h.stores[gvr] }
+
+// Install adds a route for every resource, subresource and scope to r.
+func (h *Handler) Install(r *mux.Router) {
+	for _, s := range h.stores {
+		s := s
+		root := "/apis/" + s.R.Group + "/" + s.R.Version
+		if s.R.Group == "" {
+			root = "/api/" + s.R.Version
+		}
+		if s.R.Namespaced {
+			coll := root + "/namespaces/{namespace}/" + s.R.Resource
+			r.Handle(coll, h.collection(s, true))
+			r.Handle(coll+"/{name}", h.item(s, ""))
+			for _, sub := range s.R.Subresources() {
+				r.Handle(coll+"/{name}/"+sub, h.item(s, sub))
+			}
+			r.Handle(root+"/"+s.R.Resource, h.collection(s, false))
+		} else {
+			coll := root + "/" + s.R.Resource
+			r.Handle(coll, h.collection(s, false))
+			r.Handle(coll+"/{name}", h.item(s, ""))
+			for _, sub := range s.R.Subresources() {
+				r.Handle(coll+"/{name}/"+sub, h.item(s, sub))
+			}
+		}
+	}
+}
+
+// RequestInfo describes a resource request, for metrics and logs.
+type RequestInfo struct {
+	Verb, Group, Version, Resource, Subresource, Scope, Namespace, Name string
+}
+
+type requestInfoKey struct{}
+
+// requestInfoHolder lets the outer (metrics) middleware read what the
+// resource handler learned about the request.
+type requestInfoHolder struct{ info *RequestInfo }
+
+// WithRequestInfoHolder prepares a request to carry its RequestInfo out.
+func WithRequestInfoHolder(r *http.Request) (*http.Request, func() *RequestInfo) {
+	h := &requestInfoHolder{}
+	return r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, h)), func() *RequestInfo { return h.info }
+}
+
+func setRequestInfo(r *http.Request, info *RequestInfo) {
+	if h, ok := r.Context().Value(requestInfoKey{}).(*requestInfoHolder); ok {
+		h.info = info
+	}
+}
+
+func (h *Handler) info(r *http.Request, s *registry.Store, verb, sub string) *RequestInfo {
+	vars := mux.Vars(r)
+	scope := "cluster"
+	if s.R.Namespaced {
+		scope = "namespace"
+		if vars["namespace"] == "" {
+			scope = "cluster"
+		}
+	}
+	if vars["name"] != "" {
+		scope = "resource"
+	}
+	ri := &RequestInfo{Verb: verb, Group: s.R.Group, Version: s.R.Version, Resource: s.R.Resource, Subresource: sub,
+		Scope: scope, Namespace: vars["namespace"], Name: vars["name"]}
+	setRequestInfo(r, ri)
+	return ri
+}
+
+func (h *Handler) collection(s *registry.Store, namespaced bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ns := mux.Vars(r)["namespace"]
+		switch r.Method {
+		case http.MethodGet:
+			if isWatch(r) {
+				h.info(r, s, "watch", "")
+				h.watch(w, r, s, ns)
+				return
+			}
+			h.info(r, s, "list", "")
+			h.list(w, r, s, ns)
+		case http.MethodPost:
+			if !namespaced && s.R.Namespaced {
+				h.info(r, s, "create", "")
+				h.writeError(w, r, apierrors.NewMethodNotSupported(s.R.GroupResource(), "create"), s.R.GroupResource(), "")
+				return
+			}
+			h.info(r, s, "create", "")
+			h.create(w, r, s, ns)
+		case http.MethodDelete:
+			h.info(r, s, "deletecollection", "")
+			if !namespaced && s.R.Namespaced {
+				h.writeError(w, r, apierrors.NewMethodNotSupported(s.R.GroupResource(), "deletecollection"), s.R.GroupResource(), "")
+				return
+			}
+			h.deleteCollection(w, r, s, ns)
+		default:
+			h.info(r, s, strings.ToLower(r.Method), "")
+			h.writeError(w, r, apierrors.NewMethodNotSupported(s.R.GroupResource(), r.Method), s.R.GroupResource(), "")
+		}
+	})
+}
+
+func (h *Handler) item(s *registry.Store, sub string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vars := mux.Vars(r)
+		ns, name := vars["namespace"], vars["name"]
+		if !s.R.Namespaced {
+			ns = ""
+		}
+		gr := s.R.GroupResource()
+		verb := map[string]string{http.MethodGet: "get", http.MethodPut: "update", http.MethodPatch: "patch",
+			http.MethodDelete: "delete", http.MethodPost: "create"}[r.Method]
+		if verb == "" {
+			verb = strings.ToLower(r.Method)
+		}
+		h.info(r, s, verb, sub)
+		switch {
+		case sub == "" && r.Method == http.MethodGet:
+			h.get(w, r, s, ns, name)
+		case sub == "" && r.Method == http.MethodPut:
+			h.update(w, r, s, ns, name, s.R.Strategy)
+		case sub == "" && r.Method == http.MethodPatch:
+			h.patch(w, r, s, ns, name, s.R.Strategy)
+		case sub == "" && r.Method == http.MethodDelete:
+			h.delete(w, r, s, ns, name)
+		case sub == registry.SubStatus && r.Method == http.MethodGet:
+			h.get(w, r, s, ns, name)
+		case sub == registry.SubStatus && r.Method == http.MethodPut:
+			h.update(w, r, s, ns, name, s.R.StatusStrategy)
+		case sub == registry.SubStatus && r.Method == http.MethodPatch:
+			h.patch(w, r, s, ns, name, s.R.StatusStrategy)
+		case sub == registry.SubScale && (r.Method == http.MethodGet || r.Method == http.MethodPut || r.Method == http.MethodPatch):
+			h.scale(w, r, s, ns, name)
+		case sub == registry.SubBinding && r.Method == http.MethodPost:
+			h.bind(w, r, s, ns, name)
+		case sub == registry.SubFinalize && r.Method == http.MethodPut:
+			h.finalize(w, r, s, name)
+		default:
+			res := s.R.Resource
+			if sub != "" {
+				res += "/" + sub
+			}
+			h.writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: gr.Group, Resource: res}, strings.ToLower(r.Method)), gr, name)
+		}
+	})
+}
+
+func isWatch(r *http.Request) bool {
+	v := r.URL.Query().Get("watch")
+	return v == "true" || v == "1"
+}
+
+// decodeParams decodes query parameters into one of the metav1 option types.
+func (h *Handler) decodeParams(r *http.Request, into runtime.Object) error {
+	if err := h.codecs.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, into); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return nil
+}
+
+func dryRun(values []string) (bool, error) {
+	for _, v := range values {
+		if v != metav1.DryRunAll {
+			return false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value %q: supported values are: All", v))
+		}
+	}
+	return len(values) > 0, nil
+}
+
+// readBody reads at most MaxRequestBodyBytes; more is a 413.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxRequestBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes))
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBodyBytes+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
+	}
+	if len(data) > MaxRequestBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes))
+	}
+	return data, nil
+}
+
+// fieldValidation returns the directive: Strict, Warn (the default) or Ignore.
+func fieldValidation(r *http.Request) (string, error) {
+	v := r.URL.Query().Get("fieldValidation")
+	switch v {
+	case "":
+		return metav1.FieldValidationWarn, nil
+	case metav1.FieldValidationStrict, metav1.FieldValidationWarn, metav1.FieldValidationIgnore:
+		return v, nil
+	}
+	return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation parameter unsupported: %q, must be one of: Ignore, Warn, Strict", v))
+}
+
+// decodeBody decodes a request body into a new object of gvk, applying the
+// fieldValidation directive to unknown and duplicate fields.
+func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, data []byte, gvk schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
+	info, err := h.bodySerializer(r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, err
+	}
+	directive, err := fieldValidation(r)
+	if err != nil {
+		return nil, err
+	}
+	return h.decodeWith(w, info, directive, data, gvk, into)
+}
+
+func (h *Handler) decodeWith(w http.ResponseWriter, info runtime.SerializerInfo, directive string, data []byte, gvk schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
+	dec := info.Serializer
+	if directive != metav1.FieldValidationIgnore && info.StrictSerializer != nil {
+		dec = info.StrictSerializer
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, apierrors.NewBadRequest("the request body is empty")
+	}
+	obj, actual, err := dec.Decode(data, &gvk, into)
+	if err != nil {
+		if runtime.IsStrictDecodingError(err) && obj != nil {
+			if directive == metav1.FieldValidationStrict {
+				return nil, apierrors.NewBadRequest(err.Error())
+			}
+			if sde, ok := runtime.AsStrictDecodingError(err); ok {
+				for _, e := range sde.Errors() {
+					addWarning(w, e.Error())
+				}
+			}
+		} else {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s: %v", strings.Join(h.mediaTypes(), ", "), err))
+		}
+	}
+	if actual != nil && (actual.Group != gvk.Group || actual.Version != gvk.Version) {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", actual.GroupVersion(), gvk.GroupVersion()))
+	}
+	if actual != nil && actual.Kind != gvk.Kind {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", actual.Kind, gvk.Kind))
+	}
+	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body decodes to %T, expected %s", obj, gvk.Kind))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return obj, nil
+}
+
+func addWarning(w http.ResponseWriter, msg string) {
+	w.Header().Add("Warning", fmt.Sprintf("299 - %s", strconv.Quote(msg)))
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {
+	var opts metav1.GetOptions
+	if err := h.decodeParams(r, &opts); err != nil {
+		h.writeError(w, r, err, s.R.GroupResource(), name)
+		return
+	}
+	obj, err := s.Get(r.Context(), ns, name)
+	if err != nil {
+		h.writeError(w, r, err, s.R.GroupResource(), name)
+		return
+	}
+	h.respond(w, r, http.StatusOK, obj, false)
+}
+
+// listOptions parses selectors and paging into storage options.
+func (h *Handler) listOptions(r *http.Request, s *registry.Store) (storage.ListOptions, *metav1.ListOptions, error) {
+	var opts metav1.ListOptions
+	if err := h.decodeParams(r, &opts); err != nil {
+		return storage.ListOptions{}, nil, err
+	}
+	out := storage.ListOptions{
+		ResourceVersion:      opts.ResourceVersion,
+		ResourceVersionMatch: opts.ResourceVersionMatch,
+		AllowWatchBookmarks:  opts.AllowWatchBookmarks,
+		SendInitialEvents:    opts.SendInitialEvents,
+	}
+	if _, err := storage.ParseResourceVersion(opts.ResourceVersion); err != nil {
+		return out, nil, apierrors.NewBadRequest(err.Error())
+	}
+	switch opts.ResourceVersionMatch {
+	case "":
+	case metav1.ResourceVersionMatchExact, metav1.ResourceVersionMatchNotOlderThan:
+		if opts.ResourceVersion == "" {
+			return out, nil, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+		}
+		if opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact && opts.ResourceVersion == "0" {
+			return out, nil, apierrors.NewBadRequest("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"")
+		}
+	default:
+		return out, nil, apierrors.NewBadRequest(fmt.Sprintf("resourceVersionMatch: unsupported value %q", opts.ResourceVersionMatch))
+	}
+	if opts.Limit < 0 {
+		return out, nil, apierrors.NewBadRequest("limit must be a non-negative integer")
+	}
+	if opts.Continue != "" && opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+		return out, nil, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+	}
+	label, err := labels.Parse(opts.LabelSelector)
+	if err != nil {
+		return out, nil, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+	}
+	field, err := fields.ParseSelector(opts.FieldSelector)
+	if err != nil {
+		return out, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+	}
+	// Only the kind's selectable fields may be used, as upstream.
+	_, known, _ := s.AttrFunc()(s.R.New())
+	for _, req := range field.Requirements() {
+		if _, ok := known[req.Field]; !ok {
+			return out, nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+		}
+	}
+	out.Predicate = storage.SelectionPredicate{Label: label, Field: field, Limit: opts.Limit, Continue: opts.Continue}
+	return out, &opts, nil
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request, s *registry.Store, ns string) {
+	opts, _, err := h.listOptions(r, s)
+	if err != nil {
+		h.writeError(w, r, err, s.R.GroupResource(), "")
+		return
+	}
+	list, err := s.List(r.Context(), ns, opts)
+	if err != nil {
+		h.writeError(w, r, err, s.R.GroupResource(), "")
+		return
+	}
+	list.GetObjectKind().SetGroupVersionKind(s.R.GroupVersion().WithKind(s.R.Kind + "List"))
+	h.respond(w, r, http.StatusOK, list, true)
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Store, ns string) {
+	gr := s.R.GroupResource()
+	var opts metav1.CreateOptions
+	if err := h.decodeParams(r, &opts); err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	dry, err := dryRun(opts.DryRun)
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	data, err := readBody(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	obj, err := h.decodeBody(w, r, data, s.R.GroupVersionKind(), s.R.New())
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	m, _ := meta.Accessor(obj)
+	out, err := s.Create(r.Context(), ns, obj, dry)
+	if err != nil {
+		h.writeError(w, r, err, gr, m.GetName())
+		return
+	}
+	klog.FromContext(r.Context()).V(4).Info("created", "resource", gr, "object", klog.KObj(m))
+	h.respond(w, r, http.StatusCreated, out, false)
+}
+
+func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string, strategy registry.Strategy) {
+	gr := s.R.GroupResource()
+	var opts metav1.UpdateOptions
+	if err := h.decodeParams(r, &opts); err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	dry, err := dryRun(opts.DryRun)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	data, err := readBody(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	obj, err := h.decodeBody(w, r, data, s.R.GroupVersionKind(), s.R.New())
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	fn := func(_ context.Context, _ runtime.Object, _ bool) (runtime.Object, error) {
+		return obj.DeepCopyObject(), nil
+	}
+	out, created, err := s.Update(r.Context(), ns, name, fn, strategy, dry)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	h.respond(w, r, code, out, false)
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {
+	gr := s.R.GroupResource()
+	opts, err := h.deleteOptions(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	dry, err := dryRun(opts.DryRun)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	out, deleted, err := s.Delete(r.Context(), ns, name, opts, dry)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	code := http.StatusOK
+	//nolint:staticcheck // upstream answers 202 for this deprecated option
+	if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents {
+		code = http.StatusAccepted
+	}
+	if deleted && !s.R.ReturnDeletedObject {
+		m, _ := meta.Accessor(out)
+		status := &metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status:   metav1.StatusSuccess,
+			Details:  &metav1.StatusDetails{Name: name, Group: s.R.Group, Kind: s.R.Resource, UID: m.GetUID()},
+		}
+		h.writeObject(w, r, code, status)
+		return
+	}
+	h.respond(w, r, code, out, false)
+}
+
+func (h *Handler) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	if err := h.decodeParams(r, opts); err != nil {
+		return nil, err
+	}
+	data, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		info, err := h.bodySerializer(r.Header.Get("Content-Type"))
+		if err != nil {
+			return nil, err
+		}
+		body := &metav1.DeleteOptions{}
+		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		obj, _, err := info.Serializer.Decode(data, &gvk, body)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding DeleteOptions: %v", err))
+		}
+		d, ok := obj.(*metav1.DeleteOptions)
+		if !ok {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("expected DeleteOptions, got %T", obj))
+		}
+		opts = d
+	}
+	if opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds < 0 {
+		one := int64(1)
+		opts.GracePeriodSeconds = &one
+	}
+	if opts.PropagationPolicy != nil {
+		switch *opts.PropagationPolicy {
+		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
+		default:
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "DeleteOptions"}, "", nil)
+		}
+		//nolint:staticcheck
+		if opts.OrphanDependents != nil {
+			return nil, apierrors.NewBadRequest("orphanDependents and propagationPolicy cannot both be set")
+		}
+	}
+	return opts, nil
+}
+
+func (h *Handler) deleteCollection(w http.ResponseWriter, r *http.Request, s *registry.Store, ns string) {
+	gr := s.R.GroupResource()
+	listOpts, _, err := h.listOptions(r, s)
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	opts, err := h.deleteOptions(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	dry, err := dryRun(opts.DryRun)
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	listOpts.ResourceVersion = ""
+	listOpts.Predicate.Limit, listOpts.Predicate.Continue = 0, ""
+	list, err := s.List(r.Context(), ns, listOpts)
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	out := s.R.NewList()
+	var deleted []runtime.Object
+	for _, item := range items {
+		m, _ := meta.Accessor(item)
+		obj, _, err := s.Delete(r.Context(), m.GetNamespace(), m.GetName(), opts.DeepCopy(), dry)
+		if err != nil && !registry.IsNotFound(err) {
+			h.writeError(w, r, err, gr, m.GetName())
+			return
+		}
+		if obj != nil {
+			deleted = append(deleted, obj)
+		}
+	}
+	if err := meta.SetList(out, deleted); err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	out.GetObjectKind().SetGroupVersionKind(s.R.GroupVersion().WithKind(s.R.Kind + "List"))
+	h.respond(w, r, http.StatusOK, out, true)
+}
+
+func (h *Handler) bind(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {
+	gr := s.R.GroupResource()
+	var opts metav1.CreateOptions
+	if err := h.decodeParams(r, &opts); err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	dry, err := dryRun(opts.DryRun)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	data, err := readBody(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	obj, err := h.decodeBody(w, r, data, corev1.SchemeGroupVersion.WithKind("Binding"), &corev1.Binding{})
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	b := obj.(*corev1.Binding)
+	if b.Namespace != "" && b.Namespace != ns {
+		h.writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"), gr, name)
+		return
+	}
+	if err := s.Bind(r.Context(), ns, name, b, dry); err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	h.writeObject(w, r, http.StatusCreated, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
+}
+
+func (h *Handler) finalize(w http.ResponseWriter, r *http.Request, s *registry.Store, name string) {
+	gr := s.R.GroupResource()
+	var opts metav1.UpdateOptions
+	if err := h.decodeParams(r, &opts); err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	dry, err := dryRun(opts.DryRun)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	data, err := readBody(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	obj, err := h.decodeBody(w, r, data, s.R.GroupVersionKind(), s.R.New())
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		h.writeError(w, r, apierrors.NewBadRequest("expected a Namespace"), gr, name)
+		return
+	}
+	out, err := s.Finalize(r.Context(), name, ns, dry)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	h.respond(w, r, http.StatusOK, out, false)
+}
+
+// scale serves GET, PUT and PATCH of the scale subresource.
+func (h *Handler) scale(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {
+	gr := s.R.GroupResource()
+	scaleGVK := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+	if r.Method == http.MethodGet {
+		obj, err := s.Get(r.Context(), ns, name)
+		if err != nil {
+			h.writeError(w, r, err, gr, name)
+			return
+		}
+		sc, err := s.R.Scale.Get(obj)
+		if err != nil {
+			h.writeError(w, r, err, gr, name)
+			return
+		}
+		h.respond(w, r, http.StatusOK, sc, false)
+		return
+	}
+	var opts metav1.UpdateOptions
+	if err := h.decodeParams(r, &opts); err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	dry, err := dryRun(opts.DryRun)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	data, err := readBody(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	var patchType string
+	var body *autoscalingv1.Scale
+	if r.Method == http.MethodPatch {
+		if patchType, err = h.patchType(r); err != nil {
+			h.writeError(w, r, err, gr, name)
+			return
+		}
+	} else {
+		obj, err := h.decodeBody(w, r, data, scaleGVK, &autoscalingv1.Scale{})
+		if err != nil {
+			h.writeError(w, r, err, gr, name)
+			return
+		}
+		body = obj.(*autoscalingv1.Scale)
+	}
+	fn := func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {
+		if !exists {
+			return nil, fmt.Errorf("%w: %s", storage.ErrNotFound, name)
+		}
+		cur, err := s.R.Scale.Get(current)
+		if err != nil {
+			return nil, err
+		}
+		want := body
+		if patchType != "" {
+			want = &autoscalingv1.Scale{}
+			if err := h.applyPatch(w, r, patchType, data, cur, want, scaleGVK); err != nil {
+				return nil, err
+			}
+		}
+		if want.Spec.Replicas < 0 {
+			return nil, apierrors.NewInvalid(scaleGVK.GroupKind(), name, fieldErrors("spec.replicas", want.Spec.Replicas, "must be greater than or equal to 0"))
+		}
+		if want.ResourceVersion != "" && want.ResourceVersion != cur.ResourceVersion {
+			return nil, fmt.Errorf("%w: the object has been modified; please apply your changes to the latest version and try again", storage.ErrConflict)
+		}
+		obj := current.DeepCopyObject()
+		if err := s.R.Scale.Set(obj, want.Spec.Replicas); err != nil {
+			return nil, err
+		}
+		return obj, nil
+	}
+	out, _, err := s.Update(r.Context(), ns, name, fn, s.R.Strategy, dry)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	sc, err := s.R.Scale.Get(out)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	h.respond(w, r, http.StatusOK, sc, false)
+}

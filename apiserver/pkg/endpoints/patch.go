@@ -1,0 +1,150 @@
+package endpoints
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/storage"
+)
+
+// maxJSONPatchOperations bounds a JSON patch, as upstream does.
+const maxJSONPatchOperations = 10000
+
+func (h *Handler) patchType(r *http.Request) (string, error) {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", newUnsupportedMediaType(ct)
+	}
+	switch types.PatchType(mt) {
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+		return mt, nil
+	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
+		return "", apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", schema.GroupResource{}, "",
+			"server-side apply is not supported by this server yet: use kubectl apply without --server-side", 0, false)
+	}
+	return "", newUnsupportedMediaType(ct)
+}
+
+// applyPatch applies a patch of patchType to current and decodes the
+// result into into (an empty object of gvk).
+func (h *Handler) applyPatch(w http.ResponseWriter, r *http.Request, patchType string, patch []byte, current, into runtime.Object, gvk schema.GroupVersionKind) error {
+	currentJSON, err := json.Marshal(current)
+	if err != nil {
+		return err
+	}
+	var patched []byte
+	switch types.PatchType(patchType) {
+	case types.JSONPatchType:
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		if len(p) > maxJSONPatchOperations {
+			return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
+		}
+		patched, err = p.Apply(currentJSON)
+		if err != nil {
+			return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+	case types.MergePatchType:
+		patched, err = jsonpatch.MergePatch(currentJSON, patch)
+		if err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+	case types.StrategicMergePatchType:
+		var patchMap map[string]any
+		if err := json.Unmarshal(patch, &patchMap); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		}
+		var currentMap map[string]any
+		if err := json.Unmarshal(currentJSON, &currentMap); err != nil {
+			return err
+		}
+		schemaObj := into.DeepCopyObject()
+		result, err := strategicpatch.StrategicMergeMapPatch(currentMap, patchMap, schemaObj)
+		if err != nil {
+			return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+		if patched, err = json.Marshal(result); err != nil {
+			return err
+		}
+	default:
+		return newUnsupportedMediaType(patchType)
+	}
+	directive, err := fieldValidation(r)
+	if err != nil {
+		return err
+	}
+	info, err := h.bodySerializer(runtime.ContentTypeJSON)
+	if err != nil {
+		return err
+	}
+	obj, err := h.decodeWith(w, info, directive, patched, gvk, into)
+	if err != nil {
+		return err
+	}
+	if obj != into {
+		return fmt.Errorf("patched object decoded to a new value")
+	}
+	return nil
+}
+
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string, strategy registry.Strategy) {
+	gr := s.R.GroupResource()
+	var opts metav1.PatchOptions
+	if err := h.decodeParams(r, &opts); err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	dry, err := dryRun(opts.DryRun)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	pt, err := h.patchType(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	data, err := readBody(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	fn := func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {
+		if !exists {
+			return nil, fmt.Errorf("%w: %s", storage.ErrNotFound, name)
+		}
+		out := s.R.New()
+		if err := h.applyPatch(w, r, pt, data, current, out, s.R.GroupVersionKind()); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	out, _, err := s.Update(r.Context(), ns, name, fn, strategy, dry)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	h.respond(w, r, http.StatusOK, out, false)
+}
+
+func fieldErrors(path string, value any, msg string) field.ErrorList {
+	parts := strings.Split(path, ".")
+	return field.ErrorList{field.Invalid(field.NewPath(parts[0], parts[1:]...), value, msg)}
+}

@@ -1,0 +1,140 @@
+package endpoints
+
+import (
+	"bytes"
+	"net/http"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+)
+
+// respond writes obj (an object or a list) in the view and format the
+// client negotiated.
+func (h *Handler) respond(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, list bool) {
+	t, err := h.negotiate(r.Header.Get("Accept"), list)
+	if err != nil {
+		h.writeStatusJSON(w, err)
+		return
+	}
+	out, err := h.transform(r, obj, t.view, false)
+	if err != nil {
+		h.writeStatusJSON(w, err)
+		return
+	}
+	h.write(w, r, code, t, out)
+}
+
+// transform turns an object into the requested view.
+func (h *Handler) transform(r *http.Request, obj runtime.Object, v view, noHeaders bool) (runtime.Object, error) {
+	switch v {
+	case viewTable:
+		var opts metav1.TableOptions
+		if err := h.decodeParams(r, &opts); err != nil {
+			return nil, err
+		}
+		table, err := h.printer.Table(obj, noHeaders || opts.NoHeaders)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		table.TypeMeta = metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}
+		for i := range table.Rows {
+			row := &table.Rows[i]
+			switch opts.IncludeObject {
+			case metav1.IncludeNone:
+				row.Object = runtime.RawExtension{}
+			case metav1.IncludeObject:
+			default:
+				if row.Object.Object != nil {
+					row.Object.Object = partialMetadata(row.Object.Object)
+				}
+			}
+		}
+		return table, nil
+	case viewPartialMetadata:
+		if meta.IsListType(obj) {
+			items, err := meta.ExtractList(obj)
+			if err != nil {
+				return nil, err
+			}
+			out := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: "meta.k8s.io/v1"}}
+			if l, err := meta.ListAccessor(obj); err == nil {
+				out.ResourceVersion, out.Continue, out.RemainingItemCount = l.GetResourceVersion(), l.GetContinue(), l.GetRemainingItemCount()
+			}
+			for _, item := range items {
+				out.Items = append(out.Items, *partialMetadata(item))
+			}
+			return out, nil
+		}
+		return partialMetadata(obj), nil
+	}
+	return obj, nil
+}
+
+// partialMetadata is the object's metadata alone.
+func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
+	out := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"}}
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Ptr && !v.IsNil() {
+		if f := v.Elem().FieldByName("ObjectMeta"); f.IsValid() {
+			if om, ok := f.Interface().(metav1.ObjectMeta); ok {
+				out.ObjectMeta = *om.DeepCopy()
+			}
+		}
+	}
+	return out
+}
+
+func (h *Handler) write(w http.ResponseWriter, r *http.Request, code int, t target, obj runtime.Object) {
+	var buf bytes.Buffer
+	enc := t.info.Serializer
+	if r.URL.Query().Get("pretty") == "true" && t.info.PrettySerializer != nil {
+		enc = t.info.PrettySerializer
+	}
+	if err := enc.Encode(obj, &buf); err != nil {
+		klog.FromContext(r.Context()).Error(err, "encoding a response")
+		h.writeStatusJSON(w, apierrors.NewInternalError(err))
+		return
+	}
+	w.Header().Set("Content-Type", t.mediaType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeObject writes a Status or another meta object in the negotiated format.
+func (h *Handler) writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object) {
+	t, err := h.negotiate(r.Header.Get("Accept"), false)
+	if err != nil || t.view != viewObject {
+		// Status is always an object, whatever view was asked for.
+		t, _ = h.negotiate("application/json", false)
+		if info, ok := h.serializerFor(r.Header.Get("Accept")); ok {
+			t.info, t.mediaType = info, info.MediaType
+		}
+	}
+	h.write(w, r, code, t, obj)
+}
+
+func (h *Handler) serializerFor(accept string) (runtime.SerializerInfo, bool) {
+	for _, i := range h.codecs.Factory.SupportedMediaTypes() {
+		if accept != "" && bytes.Contains([]byte(accept), []byte(i.MediaType)) {
+			return i, true
+		}
+	}
+	return runtime.SerializerInfo{}, false
+}
+
+// writeStatusJSON is the last resort when negotiation itself failed.
+func (h *Handler) writeStatusJSON(w http.ResponseWriter, err error) {
+	se := ToStatusError(err, schemaGR, "")
+	status := se.Status()
+	status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	t, _ := h.negotiate("application/json", false)
+	var buf bytes.Buffer
+	_ = t.info.Serializer.Encode(&status, &buf)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(int(status.Code))
+	_, _ = w.Write(buf.Bytes())
+}

@@ -1,0 +1,59 @@
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics of one API server.
+type Metrics struct {
+	Registry           *prometheus.Registry
+	RequestTotal       *prometheus.CounterVec
+	RequestDuration    *prometheus.HistogramVec
+	RegisteredWatchers *prometheus.GaugeVec
+	EtcdDuration       *prometheus.HistogramVec
+}
+
+// New registers the metrics on a new registry.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		RequestTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_request_total",
+			Help: "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
+		}, []string{"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code"}),
+		RequestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "apiserver_request_duration_seconds",
+			Help:    "Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
+			Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60},
+		}, []string{"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"}),
+		RegisteredWatchers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_registered_watchers",
+			Help: "Number of currently registered watchers for a given resources",
+		}, []string{"group", "version", "kind"}),
+		EtcdDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "etcd_request_duration_seconds",
+			Help:    "Etcd request latency in seconds for each operation and object type.",
+			Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60},
+		}, []string{"operation", "type"}),
+	}
+	m.Registry.MustRegister(m.RequestTotal, m.RequestDuration, m.RegisteredWatchers, m.EtcdDuration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ObserveRequest records one finished request.
+func (m *Metrics) ObserveRequest(verb, dryRun, group, version, resource, subresource, scope string, code int, elapsed time.Duration) {
+	m.RequestTotal.WithLabelValues(verb, dryRun, group, version, resource, subresource, scope, "apiserver", strconv.Itoa(code)).Inc()
+	if verb != "WATCH" {
+		m.RequestDuration.WithLabelValues(verb, dryRun, group, version, resource, subresource, scope, "apiserver").Observe(elapsed.Seconds())
+	}
+}
+
+// ObserveEtcd records one etcd call.
+func (m *Metrics) ObserveEtcd(operation, typ string, elapsed time.Duration) {
+	m.EtcdDuration.WithLabelValues(operation, typ).Observe(elapsed.Seconds())
+}

@@ -1,0 +1,23 @@
+// Package registry is the API server's generic REST store and its resource
+// table.
+//
+// One Store serves every resource: it turns a request into storage
+// operations (create, get, list, compare-and-swap update, delete, watch) and
+// applies what is common to all kinds (metadata system fields, generateName,
+// resourceVersion preconditions, finalizers, graceful deletion). What differs
+// between kinds lives in a Strategy (PrepareForCreate, PrepareForUpdate,
+// Validate, ValidateUpdate, selectable fields) and in a few optional hooks
+// (the Service IP allocator, the pod binding). The table in resources.go lists
+// every kind skiff serves; the REST endpoints, discovery and the OpenAPI
+// documents are all built from it, so adding a kind is one row and, where
+// needed, one strategy.
+//
+// A walkthrough of a create: the endpoint decodes the body into the kind's
+// versioned type and calls Store.Create, which fills namespace, uid,
+// creationTimestamp and a generated name, runs the defaults and the
+// strategy's PrepareForCreate, validates (422 with every invalid field), and
+// writes the object to /registry/<resource>/<namespace>/<name> only if that
+// key is absent. The etcd revision of that write is the resourceVersion the
+// client receives, and the same write reaches every watcher through the
+// resource's cacher.
+package registry

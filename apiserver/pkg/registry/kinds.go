@@ -1,0 +1,173 @@
+package registry
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func prepareNamespace(obj runtime.Object) {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return
+	}
+	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+	// Upstream: every namespace carries the "kubernetes" finalizer, which
+	// the namespace controller removes once the namespace is empty.
+	has := false
+	for _, f := range ns.Spec.Finalizers {
+		if f == corev1.FinalizerKubernetes {
+			has = true
+		}
+	}
+	if !has {
+		ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
+	}
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	// Upstream's NamespaceDefaultLabelName: kubernetes.io/metadata.name.
+	ns.Labels[corev1.LabelMetadataName] = ns.Name
+}
+
+func preparePod(obj runtime.Object) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(pod)}
+}
+
+// qosClass computes the pod's QoS class as upstream does.
+func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
+	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
+	zero := true
+	guaranteed := true
+	all := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for _, c := range all {
+		for name, q := range c.Resources.Requests {
+			if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
+				continue
+			}
+			if !q.IsZero() {
+				zero = false
+				cur := requests[name]
+				cur.Add(q)
+				requests[name] = cur
+			}
+		}
+		seen := 0
+		for name, q := range c.Resources.Limits {
+			if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
+				continue
+			}
+			if !q.IsZero() {
+				zero = false
+				seen++
+				cur := limits[name]
+				cur.Add(q)
+				limits[name] = cur
+			}
+		}
+		if seen != 2 {
+			guaranteed = false
+		}
+	}
+	if zero {
+		return corev1.PodQOSBestEffort
+	}
+	if guaranteed {
+		for name, r := range requests {
+			if l, ok := limits[name]; !ok || l.Cmp(r) != 0 {
+				guaranteed = false
+			}
+		}
+	}
+	if guaranteed && len(limits) == 2 {
+		return corev1.PodQOSGuaranteed
+	}
+	return corev1.PodQOSBurstable
+}
+
+// ScaleAccessor reads and writes the replica count of a scalable kind.
+type ScaleAccessor struct {
+	// Get builds the Scale view of obj.
+	Get func(obj runtime.Object) (*autoscalingv1.Scale, error)
+	// Set writes replicas into obj.
+	Set func(obj runtime.Object, replicas int32) error
+}
+
+func scaleMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID,
+		ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp,
+	}
+}
+
+func selectorString(sel *metav1.LabelSelector) string {
+	if sel == nil {
+		return ""
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return ""
+	}
+	return s.String()
+}
+
+func replicasOf(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+var replicaSetScale = &ScaleAccessor{
+	Get: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
+		rs, ok := obj.(*appsv1.ReplicaSet)
+		if !ok {
+			return nil, fmt.Errorf("expected a ReplicaSet, got %T", obj)
+		}
+		return &autoscalingv1.Scale{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
+			ObjectMeta: scaleMeta(rs.ObjectMeta),
+			Spec:       autoscalingv1.ScaleSpec{Replicas: replicasOf(rs.Spec.Replicas)},
+			Status:     autoscalingv1.ScaleStatus{Replicas: rs.Status.Replicas, Selector: selectorString(rs.Spec.Selector)},
+		}, nil
+	},
+	Set: func(obj runtime.Object, replicas int32) error {
+		rs, ok := obj.(*appsv1.ReplicaSet)
+		if !ok {
+			return fmt.Errorf("expected a ReplicaSet, got %T", obj)
+		}
+		rs.Spec.Replicas = &replicas
+		return nil
+	},
+}
+
+var deploymentScale = &ScaleAccessor{
+	Get: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
+		d, ok := obj.(*appsv1.Deployment)
+		if !ok {
+			return nil, fmt.Errorf("expected a Deployment, got %T", obj)
+		}
+		return &autoscalingv1.Scale{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
+			ObjectMeta: scaleMeta(d.ObjectMeta),
+			Spec:       autoscalingv1.ScaleSpec{Replicas: replicasOf(d.Spec.Replicas)},
+			Status:     autoscalingv1.ScaleStatus{Replicas: d.Status.Replicas, Selector: selectorString(d.Spec.Selector)},
+		}, nil
+	},
+	Set: func(obj runtime.Object, replicas int32) error {
+		d, ok := obj.(*appsv1.Deployment)
+		if !ok {
+			return fmt.Errorf("expected a Deployment, got %T", obj)
+		}
+		d.Spec.Replicas = &replicas
+		return nil
+	},
+}

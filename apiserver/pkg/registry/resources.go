@@ -1,0 +1,220 @@
+package registry
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Subresource names.
+const (
+	SubStatus   = "status"
+	SubScale    = "scale"
+	SubBinding  = "binding"
+	SubFinalize = "finalize"
+)
+
+// Resource is one row of the table: everything the REST layer, discovery
+// and OpenAPI need to serve a kind.
+type Resource struct {
+	Group, Version, Kind string
+	// Resource is the plural name in the URL, e.g. "replicasets".
+	Resource     string
+	SingularName string
+	ShortNames   []string
+	Categories   []string
+	Namespaced   bool
+	// EtcdPrefix is the key prefix under /registry (upstream's names: a
+	// Node lives under "minions", a Service under "services/specs").
+	EtcdPrefix string
+	New        func() runtime.Object
+	NewList    func() runtime.Object
+	Strategy   Strategy
+	// StatusStrategy, when set, serves the status subresource.
+	StatusStrategy Strategy
+	Fields         FieldsFunc
+	// Scale serves the scale subresource (autoscaling/v1 Scale).
+	Scale *ScaleAccessor
+	// Binding serves pods/binding; Finalize serves namespaces/finalize.
+	Binding  bool
+	Finalize bool
+	// GracefulDelete applies to pods: deletion waits for the kubelet.
+	GracefulDelete bool
+	// ReturnDeletedObject: DELETE answers with the object, not a Status.
+	ReturnDeletedObject bool
+}
+
+// GroupVersion of the resource.
+func (r *Resource) GroupVersion() schema.GroupVersion {
+	return schema.GroupVersion{Group: r.Group, Version: r.Version}
+}
+
+// GroupVersionKind of the resource.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return r.GroupVersion().WithKind(r.Kind)
+}
+
+// GroupResource of the resource.
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.Group, Resource: r.Resource}
+}
+
+// Subresources lists the subresources served, in a stable order.
+func (r *Resource) Subresources() []string {
+	var out []string
+	if r.StatusStrategy != nil {
+		out = append(out, SubStatus)
+	}
+	if r.Scale != nil {
+		out = append(out, SubScale)
+	}
+	if r.Binding {
+		out = append(out, SubBinding)
+	}
+	if r.Finalize {
+		out = append(out, SubFinalize)
+	}
+	return out
+}
+
+// Verbs of the main resource, as discovery lists them.
+func (r *Resource) Verbs() []string {
+	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+}
+
+func main(opts ...func(*genericStrategy)) genericStrategy {
+	s := genericStrategy{split: mainEndpoint, unconditional: true}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
+}
+
+func status() genericStrategy { return genericStrategy{split: statusEndpoint, unconditional: true} }
+
+func whole(opts ...func(*genericStrategy)) genericStrategy {
+	s := genericStrategy{split: noStatus, unconditional: true}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
+}
+
+func withGeneration(s *genericStrategy)     { s.trackGeneration = true }
+func withCreateOnUpdate(s *genericStrategy) { s.createOnUpdate = true }
+
+// Resources returns the table of every kind skiff serves.
+func Resources() []*Resource {
+	return []*Resource{
+		{
+			Version: "v1", Kind: "Namespace", Resource: "namespaces", SingularName: "namespace",
+			ShortNames: []string{"ns"}, EtcdPrefix: "namespaces",
+			New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
+			Strategy: main(func(s *genericStrategy) { s.prepareForCreate = prepareNamespace }), StatusStrategy: status(),
+			Fields: namespaceFields, Finalize: true, ReturnDeletedObject: true,
+		},
+		{
+			Version: "v1", Kind: "Pod", Resource: "pods", SingularName: "pod", Namespaced: true,
+			ShortNames: []string{"po"}, Categories: []string{"all"}, EtcdPrefix: "pods",
+			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
+			Strategy: main(func(s *genericStrategy) { s.prepareForCreate = preparePod }), StatusStrategy: status(),
+			Fields: podFields, Binding: true, GracefulDelete: true, ReturnDeletedObject: true,
+		},
+		{
+			Version: "v1", Kind: "Node", Resource: "nodes", SingularName: "node",
+			ShortNames: []string{"no"}, EtcdPrefix: "minions",
+			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
+			Strategy: main(), StatusStrategy: status(), Fields: nodeFields,
+		},
+		{
+			Version: "v1", Kind: "Service", Resource: "services", SingularName: "service", Namespaced: true,
+			ShortNames: []string{"svc"}, Categories: []string{"all"}, EtcdPrefix: "services/specs",
+			New: func() runtime.Object { return &corev1.Service{} }, NewList: func() runtime.Object { return &corev1.ServiceList{} },
+			Strategy: main(), StatusStrategy: status(), ReturnDeletedObject: true,
+		},
+		{
+			Version: "v1", Kind: "Endpoints", Resource: "endpoints", SingularName: "endpoints", Namespaced: true,
+			ShortNames: []string{"ep"}, EtcdPrefix: "services/endpoints",
+			New: func() runtime.Object { return &corev1.Endpoints{} }, NewList: func() runtime.Object { return &corev1.EndpointsList{} },
+			Strategy: whole(withCreateOnUpdate),
+		},
+		{
+			Version: "v1", Kind: "ConfigMap", Resource: "configmaps", SingularName: "configmap", Namespaced: true,
+			ShortNames: []string{"cm"}, EtcdPrefix: "configmaps",
+			New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
+			Strategy: whole(),
+		},
+		{
+			Version: "v1", Kind: "Secret", Resource: "secrets", SingularName: "secret", Namespaced: true,
+			EtcdPrefix: "secrets",
+			New:        func() runtime.Object { return &corev1.Secret{} }, NewList: func() runtime.Object { return &corev1.SecretList{} },
+			Strategy: whole(), Fields: secretFields,
+		},
+		{
+			Version: "v1", Kind: "Event", Resource: "events", SingularName: "event", Namespaced: true,
+			ShortNames: []string{"ev"}, EtcdPrefix: "events",
+			New: func() runtime.Object { return &corev1.Event{} }, NewList: func() runtime.Object { return &corev1.EventList{} },
+			Strategy: whole(withCreateOnUpdate), Fields: eventFields,
+		},
+		{
+			Version: "v1", Kind: "ServiceAccount", Resource: "serviceaccounts", SingularName: "serviceaccount", Namespaced: true,
+			ShortNames: []string{"sa"}, EtcdPrefix: "serviceaccounts",
+			New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
+			Strategy: whole(),
+		},
+		{
+			Group: "apps", Version: "v1", Kind: "ReplicaSet", Resource: "replicasets", SingularName: "replicaset", Namespaced: true,
+			ShortNames: []string{"rs"}, Categories: []string{"all"}, EtcdPrefix: "replicasets",
+			New: func() runtime.Object { return &appsv1.ReplicaSet{} }, NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
+			Strategy: main(withGeneration), StatusStrategy: status(), Fields: replicaSetFields,
+			Scale: replicaSetScale,
+		},
+		{
+			Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", SingularName: "deployment", Namespaced: true,
+			ShortNames: []string{"deploy"}, Categories: []string{"all"}, EtcdPrefix: "deployments",
+			New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
+			Strategy: main(withGeneration), StatusStrategy: status(),
+			Scale: deploymentScale,
+		},
+		{
+			Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Resource: "leases", SingularName: "lease", Namespaced: true,
+			EtcdPrefix: "leases",
+			New:        func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
+			Strategy: whole(withCreateOnUpdate),
+		},
+		{
+			Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice", Resource: "endpointslices", SingularName: "endpointslice", Namespaced: true,
+			EtcdPrefix: "endpointslices",
+			New:        func() runtime.Object { return &discoveryv1.EndpointSlice{} }, NewList: func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
+			Strategy: whole(withGeneration),
+		},
+		{
+			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Resource: "roles", SingularName: "role", Namespaced: true,
+			EtcdPrefix: "roles",
+			New:        func() runtime.Object { return &rbacv1.Role{} }, NewList: func() runtime.Object { return &rbacv1.RoleList{} },
+			Strategy: whole(),
+		},
+		{
+			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Resource: "clusterroles", SingularName: "clusterrole",
+			EtcdPrefix: "clusterroles",
+			New:        func() runtime.Object { return &rbacv1.ClusterRole{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleList{} },
+			Strategy: whole(),
+		},
+		{
+			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding", Resource: "rolebindings", SingularName: "rolebinding", Namespaced: true,
+			EtcdPrefix: "rolebindings",
+			New:        func() runtime.Object { return &rbacv1.RoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.RoleBindingList{} },
+			Strategy: whole(),
+		},
+		{
+			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding", Resource: "clusterrolebindings", SingularName: "clusterrolebinding",
+			EtcdPrefix: "clusterrolebindings",
+			New:        func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
+			Strategy: whole(),
+		},
+	}
+}

@@ -1,0 +1,481 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"skiff.dev/apiserver/pkg/storage"
+)
+
+// CreateHook runs before an object is written, e.g. to allocate a Service
+// IP; rollback undoes it when the write fails.
+type CreateHook interface {
+	BeforeCreate(ctx context.Context, obj runtime.Object) (rollback func(), err error)
+}
+
+// UpdateHook runs inside the compare-and-swap loop before the write.
+type UpdateHook interface {
+	BeforeUpdate(ctx context.Context, obj, old runtime.Object) (rollback func(), err error)
+}
+
+// DeleteHook runs after an object is gone, e.g. to release a Service IP.
+type DeleteHook interface {
+	AfterDelete(ctx context.Context, obj runtime.Object)
+}
+
+// Store is the generic REST store of one resource.
+type Store struct {
+	R       *Resource
+	Storage storage.Interface
+	// Hooks is an optional CreateHook / UpdateHook / DeleteHook.
+	Hooks any
+	Now   func() time.Time
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// KeyRoot is /registry/<prefix>.
+func (s *Store) KeyRoot() string { return "/registry/" + s.R.EtcdPrefix }
+
+// Key of one object.
+func (s *Store) Key(ns, name string) string {
+	if s.R.Namespaced {
+		return s.KeyRoot() + "/" + ns + "/" + name
+	}
+	return s.KeyRoot() + "/" + name
+}
+
+// Prefix of a collection: one namespace, or all.
+func (s *Store) Prefix(ns string) string {
+	if s.R.Namespaced && ns != "" {
+		return s.KeyRoot() + "/" + ns + "/"
+	}
+	return s.KeyRoot() + "/"
+}
+
+// AttrFunc returns the resource's label and field attributes.
+func (s *Store) AttrFunc() storage.AttrFunc { return attrFunc(s.R.Namespaced, s.R.Fields) }
+
+// generateName appends upstream's 5-character random suffix.
+func generateName(base string) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	const maxGeneratedNameLength = 63 - 5
+	if len(base) > maxGeneratedNameLength {
+		base = base[:maxGeneratedNameLength]
+	}
+	b := make([]byte, 5)
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return base + string(b)
+}
+
+// Create stores a new object in namespace ns.
+func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if s.R.Namespaced {
+		if m.GetNamespace() != "" && m.GetNamespace() != ns {
+			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+		m.SetNamespace(ns)
+	} else {
+		m.SetNamespace("")
+	}
+	if m.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	generated := m.GetName() == "" && m.GetGenerateName() != ""
+	m.SetUID(types.UID(uuid.NewString()))
+	m.SetCreationTimestamp(metav1.NewTime(s.now().Truncate(time.Second)))
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetGeneration(0)
+	m.SetManagedFields(nil)
+	m.SetSelfLink("")
+	Default(obj)
+	s.R.Strategy.PrepareForCreate(ctx, obj)
+	for attempt := 0; ; attempt++ {
+		if generated {
+			m.SetName(generateName(m.GetGenerateName()))
+		}
+		if errs := s.validateCreate(ctx, obj); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), m.GetName(), errs)
+		}
+		if dryRun {
+			return obj, nil
+		}
+		var rollback func()
+		if h, ok := s.Hooks.(CreateHook); ok {
+			rollback, err = h.BeforeCreate(ctx, obj)
+			if err != nil {
+				return nil, err
+			}
+		}
+		out, err := s.Storage.Create(ctx, s.Key(ns, m.GetName()), obj)
+		if err != nil {
+			if rollback != nil {
+				rollback()
+			}
+			// Upstream retries a generated name that collided.
+			if generated && errors.Is(err, storage.ErrAlreadyExists) && attempt < 7 {
+				continue
+			}
+			return nil, err
+		}
+		return out, nil
+	}
+}
+
+func (s *Store) validateCreate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	m, _ := meta.Accessor(obj)
+	if m.GetName() == "" {
+		return field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")}
+	}
+	return s.R.Strategy.Validate(ctx, obj)
+}
+
+// Get reads one object.
+func (s *Store) Get(ctx context.Context, ns, name string) (runtime.Object, error) {
+	return s.Storage.Get(ctx, s.Key(ns, name))
+}
+
+// List reads a collection.
+func (s *Store) List(ctx context.Context, ns string, opts storage.ListOptions) (runtime.Object, error) {
+	list := s.R.NewList()
+	opts.Recursive = true
+	opts.Predicate.GetAttrs = s.AttrFunc()
+	if err := s.Storage.GetList(ctx, s.Prefix(ns), opts, list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// Watch watches a collection (or, with a metadata.name selector, one object).
+func (s *Store) Watch(ctx context.Context, ns string, opts storage.ListOptions) (watch.Interface, error) {
+	opts.Recursive = true
+	opts.Predicate.GetAttrs = s.AttrFunc()
+	return s.Storage.Watch(ctx, s.Prefix(ns), opts)
+}
+
+// UpdateFunc computes the object the client wants from the current one.
+// exists is false when the object is missing (PUT may create it).
+type UpdateFunc func(ctx context.Context, current runtime.Object, exists bool) (runtime.Object, error)
+
+// Update applies fn inside a compare-and-swap loop, with the strategy of the
+// endpoint (main or status). It reports whether the object was created.
+func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, strategy Strategy, dryRun bool) (runtime.Object, bool, error) {
+	key := s.Key(ns, name)
+	created := false
+	var rollbacks []func()
+	tryUpdate := func(existing runtime.Object) (runtime.Object, error) {
+		for _, r := range rollbacks {
+			r()
+		}
+		rollbacks = nil
+		em, err := meta.Accessor(existing)
+		if err != nil {
+			return nil, err
+		}
+		exists := em.GetResourceVersion() != ""
+		obj, err := fn(ctx, existing, exists)
+		if err != nil {
+			return nil, err
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if err := s.checkNameAndNamespace(m, ns, name); err != nil {
+			return nil, err
+		}
+		if !exists {
+			if !strategy.AllowCreateOnUpdate() {
+				return nil, fmt.Errorf("%w: key %s", storage.ErrNotFound, key)
+			}
+			created = true
+			m.SetResourceVersion("")
+			m.SetUID(types.UID(uuid.NewString()))
+			m.SetCreationTimestamp(metav1.NewTime(s.now().Truncate(time.Second)))
+			Default(obj)
+			strategy.PrepareForCreate(ctx, obj)
+			if errs := s.validateCreate(ctx, obj); len(errs) > 0 {
+				return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
+			}
+			if h, ok := s.Hooks.(CreateHook); ok && !dryRun {
+				rb, err := h.BeforeCreate(ctx, obj)
+				if err != nil {
+					return nil, err
+				}
+				rollbacks = append(rollbacks, rb)
+			}
+			return obj, nil
+		}
+		created = false
+		rv := m.GetResourceVersion()
+		if rv == "" {
+			if !strategy.AllowUnconditionalUpdate() {
+				return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, field.ErrorList{
+					field.Invalid(field.NewPath("metadata", "resourceVersion"), rv, "must be specified for an update")})
+			}
+		} else if rv != em.GetResourceVersion() {
+			return nil, fmt.Errorf("%w: the object has been modified; please apply your changes to the latest version and try again", storage.ErrConflict)
+		}
+		// System fields an update cannot change (upstream's BeforeUpdate).
+		m.SetGeneration(em.GetGeneration())
+		if m.GetUID() == "" {
+			m.SetUID(em.GetUID())
+		}
+		m.SetCreationTimestamp(em.GetCreationTimestamp())
+		if em.GetDeletionTimestamp() != nil {
+			m.SetDeletionTimestamp(em.GetDeletionTimestamp())
+		} else {
+			m.SetDeletionTimestamp(nil)
+		}
+		if em.GetDeletionGracePeriodSeconds() != nil {
+			m.SetDeletionGracePeriodSeconds(em.GetDeletionGracePeriodSeconds())
+		} else {
+			m.SetDeletionGracePeriodSeconds(nil)
+		}
+		m.SetManagedFields(nil)
+		// An object being deleted takes no new finalizers.
+		if em.GetDeletionTimestamp() != nil {
+			old := map[string]bool{}
+			for _, f := range em.GetFinalizers() {
+				old[f] = true
+			}
+			for _, f := range m.GetFinalizers() {
+				if !old[f] {
+					return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, field.ErrorList{
+						field.Forbidden(field.NewPath("metadata", "finalizers"), fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", f))})
+				}
+			}
+		}
+		Default(obj)
+		strategy.PrepareForUpdate(ctx, obj, existing)
+		var errs field.ErrorList
+		if m.GetUID() != em.GetUID() {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), m.GetUID(), "field is immutable"))
+		}
+		errs = append(errs, strategy.ValidateUpdate(ctx, obj, existing)...)
+		if len(errs) > 0 {
+			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
+		}
+		if h, ok := s.Hooks.(UpdateHook); ok && !dryRun {
+			rb, err := h.BeforeUpdate(ctx, obj, existing)
+			if err != nil {
+				return nil, err
+			}
+			rollbacks = append(rollbacks, rb)
+		}
+		// Keep the resourceVersion the storage compares against.
+		m.SetResourceVersion(em.GetResourceVersion())
+		return obj, nil
+	}
+	if dryRun {
+		existing, err := s.Storage.Get(ctx, key)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return nil, false, err
+		}
+		if existing == nil {
+			existing = s.R.New()
+		}
+		out, err := tryUpdate(existing)
+		return out, created, err
+	}
+	out, err := s.Storage.GuaranteedUpdate(ctx, key, nil, strategy.AllowCreateOnUpdate(), func(existing runtime.Object) (runtime.Object, error) {
+		obj, err := tryUpdate(existing)
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			// Storage writes creations without a resourceVersion.
+			m, _ := meta.Accessor(obj)
+			m.SetResourceVersion("")
+		}
+		return obj, nil
+	})
+	if err != nil {
+		for _, r := range rollbacks {
+			r()
+		}
+		return nil, false, err
+	}
+	// An update that removed the last finalizer of an object being deleted
+	// completes the deletion.
+	if m, err := meta.Accessor(out); err == nil && m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 &&
+		(m.GetDeletionGracePeriodSeconds() == nil || *m.GetDeletionGracePeriodSeconds() == 0) {
+		uid, rv := m.GetUID(), m.GetResourceVersion()
+		deleted, err := s.Storage.Delete(ctx, key, &storage.Preconditions{UID: &uid, ResourceVersion: &rv}, nil)
+		if err == nil {
+			s.afterDelete(ctx, deleted)
+			return deleted, false, nil
+		}
+		if !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+			return nil, false, err
+		}
+	}
+	return out, created, nil
+}
+
+func (s *Store) checkNameAndNamespace(m metav1.Object, ns, name string) error {
+	if m.GetName() == "" {
+		m.SetName(name)
+	}
+	if m.GetName() != name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
+	}
+	if s.R.Namespaced {
+		if m.GetNamespace() == "" {
+			m.SetNamespace(ns)
+		}
+		if m.GetNamespace() != ns {
+			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	} else {
+		m.SetNamespace("")
+	}
+	return nil
+}
+
+func (s *Store) afterDelete(ctx context.Context, obj runtime.Object) {
+	if h, ok := s.Hooks.(DeleteHook); ok {
+		h.AfterDelete(ctx, obj)
+	}
+}
+
+// Delete deletes an object now, or marks it for deletion when a finalizer
+// or a grace period (pods) must run first. deleted says which happened.
+func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions, dryRun bool) (runtime.Object, bool, error) {
+	if opts == nil {
+		opts = &metav1.DeleteOptions{}
+	}
+	key := s.Key(ns, name)
+	var pre *storage.Preconditions
+	if opts.Preconditions != nil {
+		pre = &storage.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}
+	}
+	current, err := s.Storage.Get(ctx, key)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := pre.Check(key, current); err != nil {
+		return nil, false, err
+	}
+	cm, err := meta.Accessor(current)
+	if err != nil {
+		return nil, false, err
+	}
+
+	grace := int64(0)
+	if s.R.GracefulDelete {
+		grace = podGracePeriod(current, opts)
+	}
+	finalizers := deletionFinalizers(cm.GetFinalizers(), opts)
+	pending := grace > 0 || len(finalizers) > 0
+	if dryRun {
+		return current, !pending, nil
+	}
+	if !pending {
+		uid := cm.GetUID()
+		if pre == nil {
+			pre = &storage.Preconditions{}
+		}
+		if pre.UID == nil {
+			pre.UID = &uid
+		}
+		out, err := s.Storage.Delete(ctx, key, pre, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		s.afterDelete(ctx, out)
+		return out, true, nil
+	}
+	now := metav1.NewTime(s.now())
+	out, err := s.Storage.GuaranteedUpdate(ctx, key, pre, false, func(existing runtime.Object) (runtime.Object, error) {
+		obj := existing.DeepCopyObject()
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		g := grace
+		if dt := m.GetDeletionTimestamp(); dt != nil {
+			// Already being deleted: a grace period can only get shorter.
+			if old := m.GetDeletionGracePeriodSeconds(); old != nil && *old <= g {
+				g = *old
+			} else {
+				t := metav1.NewTime(now.Add(time.Duration(g) * time.Second))
+				if t.Before(dt) {
+					m.SetDeletionTimestamp(&t)
+				}
+			}
+		} else {
+			t := metav1.NewTime(now.Add(time.Duration(g) * time.Second).Truncate(time.Second))
+			m.SetDeletionTimestamp(&t)
+		}
+		m.SetDeletionGracePeriodSeconds(&g)
+		m.SetFinalizers(deletionFinalizers(m.GetFinalizers(), opts))
+		if s.R.Kind == "Namespace" {
+			setNamespaceTerminating(obj)
+		}
+		return obj, nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, false, nil
+}
+
+// deletionFinalizers adds or removes the orphan and foregroundDeletion
+// finalizers as the propagation policy asks (recorded for the garbage
+// collector).
+func deletionFinalizers(existing []string, opts *metav1.DeleteOptions) []string {
+	policy := metav1.DeletePropagationBackground
+	explicit := false
+	if opts.PropagationPolicy != nil {
+		policy, explicit = *opts.PropagationPolicy, true
+	} else if opts.OrphanDependents != nil { //nolint:staticcheck // upstream still honours it
+		explicit = true
+		if *opts.OrphanDependents { //nolint:staticcheck
+			policy = metav1.DeletePropagationOrphan
+		}
+	}
+	out := make([]string, 0, len(existing)+1)
+	for _, f := range existing {
+		if explicit && (f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents) {
+			continue
+		}
+		out = append(out, f)
+	}
+	switch {
+	case explicit && policy == metav1.DeletePropagationOrphan:
+		out = append(out, metav1.FinalizerOrphanDependents)
+	case explicit && policy == metav1.DeletePropagationForeground:
+		out = append(out, metav1.FinalizerDeleteDependents)
+	}
+	return out
+}
+
+// IsNotFound reports whether err means the object does not exist.
+func IsNotFound(err error) bool {
+	return errors.Is(err, storage.ErrNotFound) || apierrors.IsNotFound(err)
+}

@@ -1,0 +1,152 @@
+package registry
+
+import (
+	"context"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"skiff.dev/apiserver/pkg/apis/defaults"
+)
+
+// Strategy holds what differs between kinds on create and update.
+type Strategy interface {
+	// PrepareForCreate clears or sets fields the client may not set.
+	PrepareForCreate(ctx context.Context, obj runtime.Object)
+	// PrepareForUpdate keeps what this endpoint may not change from old.
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	// AllowCreateOnUpdate lets PUT create a missing object.
+	AllowCreateOnUpdate() bool
+	// AllowUnconditionalUpdate lets PUT without resourceVersion overwrite.
+	AllowUnconditionalUpdate() bool
+}
+
+// specStatus describes how a kind splits spec and status.
+type specStatus int
+
+const (
+	// noStatus: the whole object is written by the main endpoint.
+	noStatus specStatus = iota
+	// mainEndpoint: status is kept from the old object.
+	mainEndpoint
+	// statusEndpoint: only status (and nothing else) changes.
+	statusEndpoint
+)
+
+// genericStrategy covers most kinds: defaults, validation from the
+// validation package, spec/status split by reflection, and generation bumped
+// when the spec changes for kinds that track it.
+type genericStrategy struct {
+	split            specStatus
+	trackGeneration  bool
+	createOnUpdate   bool
+	unconditional    bool
+	prepareForCreate func(obj runtime.Object)
+}
+
+var _ Strategy = genericStrategy{}
+
+func (s genericStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	if s.split != noStatus {
+		resetField(obj, "Status")
+	}
+	if s.trackGeneration {
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetGeneration(1)
+		}
+	}
+	if s.prepareForCreate != nil {
+		s.prepareForCreate(obj)
+	}
+}
+
+func (s genericStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	switch s.split {
+	case mainEndpoint:
+		copyField(obj, old, "Status")
+		if s.trackGeneration && !equality.Semantic.DeepEqual(field0(obj, "Spec"), field0(old, "Spec")) {
+			if m, err := meta.Accessor(obj); err == nil {
+				m.SetGeneration(m.GetGeneration() + 1)
+			}
+		}
+	case statusEndpoint:
+		copyField(obj, old, "Spec")
+		// The status endpoint cannot change labels, annotations or owners.
+		if m, err := meta.Accessor(obj); err == nil {
+			if om, err := meta.Accessor(old); err == nil {
+				m.SetLabels(om.GetLabels())
+				m.SetAnnotations(om.GetAnnotations())
+				m.SetOwnerReferences(om.GetOwnerReferences())
+				m.SetFinalizers(om.GetFinalizers())
+			}
+		}
+	}
+}
+
+func (s genericStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validateCreateTmp(obj)
+}
+
+func (s genericStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validateUpdateTmp(obj, old)
+}
+
+func (s genericStrategy) AllowCreateOnUpdate() bool      { return s.createOnUpdate }
+func (s genericStrategy) AllowUnconditionalUpdate() bool { return s.unconditional }
+
+// Default applies upstream's defaults to obj.
+func Default(obj runtime.Object) { defaults.Default(obj) }
+
+func structValue(obj runtime.Object) (reflect.Value, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Ptr || v.IsNil() {
+		return reflect.Value{}, false
+	}
+	v = v.Elem()
+	return v, v.Kind() == reflect.Struct
+}
+
+func field0(obj runtime.Object, name string) any {
+	v, ok := structValue(obj)
+	if !ok {
+		return nil
+	}
+	f := v.FieldByName(name)
+	if !f.IsValid() {
+		return nil
+	}
+	return f.Interface()
+}
+
+func resetField(obj runtime.Object, name string) {
+	v, ok := structValue(obj)
+	if !ok {
+		return
+	}
+	if f := v.FieldByName(name); f.IsValid() && f.CanSet() {
+		f.Set(reflect.Zero(f.Type()))
+	}
+}
+
+func copyField(dst, src runtime.Object, name string) {
+	dv, ok := structValue(dst)
+	if !ok {
+		return
+	}
+	sv, ok := structValue(src)
+	if !ok {
+		return
+	}
+	df, sf := dv.FieldByName(name), sv.FieldByName(name)
+	if df.IsValid() && sf.IsValid() && df.CanSet() {
+		// Deep copy through the object's own DeepCopy, via a copy of src.
+		cp := src.DeepCopyObject()
+		cv, _ := structValue(cp)
+		df.Set(cv.FieldByName(name))
+	}
+}

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/storage"
+)
+
+// SystemNamespaces exist from the first start.
+var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
+func (s *Server) store(group, resource string) *registry.Store {
+	return s.handler.Store(schema.GroupVersionResource{Group: group, Version: "v1", Resource: resource})
+}
+
+// runBootstrap creates the system namespaces and keeps the kubernetes
+// Service, Endpoints and EndpointSlice pointing at this server, as
+// upstream's bootstrap controller and endpoint reconciler do.
+func (s *Server) runBootstrap(ctx context.Context) error {
+	logger := klog.FromContext(ctx).WithName("bootstrap")
+	reconcile := func(ctx context.Context) (bool, error) {
+		if err := s.ensureSystemObjects(ctx); err != nil {
+			logger.Error(err, "reconciling system objects")
+			return false, nil
+		}
+		return true, nil
+	}
+	if err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, reconcile); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	ticker := time.NewTicker(10 * time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			_, _ = reconcile(ctx)
+		}
+	}
+}
+
+func (s *Server) createIfMissing(ctx context.Context, st *registry.Store, ns string, obj runtime.Object) error {
+	_, err := st.Create(ctx, ns, obj, false)
+	if err != nil && !errors.Is(err, storage.ErrAlreadyExists) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) ensureSystemObjects(ctx context.Context) error {
+	nsStore := s.store("", "namespaces")
+	for _, name := range SystemNamespaces {
+		if _, err := nsStore.Get(ctx, "", name); err == nil {
+			continue
+		}
+		if err := s.createIfMissing(ctx, nsStore, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			return fmt.Errorf("namespace %s: %w", name, err)
+		}
+	}
+	port := int32(s.Port())
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default",
+			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
+		Spec: corev1.ServiceSpec{
+			ClusterIP: s.allocator.FirstIP(),
+			Ports:     []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(port)}},
+			Type:      corev1.ServiceTypeClusterIP, SessionAffinity: corev1.ServiceAffinityNone,
+		},
+	}
+	svcStore := s.store("", "services")
+	if _, err := svcStore.Get(ctx, "default", "kubernetes"); err != nil {
+		if err := s.createIfMissing(ctx, svcStore, "default", svc); err != nil {
+			return fmt.Errorf("service kubernetes: %w", err)
+		}
+	}
+	want := &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default",
+			Labels: map[string]string{discoveryv1.LabelSkipMirror: "true"}},
+		Subsets: []corev1.EndpointSubset{{
+			Addresses: []corev1.EndpointAddress{{IP: s.advertise}},
+			Ports:     []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}},
+		}},
+	}
+	epStore := s.store("", "endpoints")
+	if err := s.upsert(ctx, epStore, "default", "kubernetes", want, func(cur runtime.Object) bool {
+		e := cur.(*corev1.Endpoints)
+		return len(e.Subsets) == 1 && len(e.Subsets[0].Addresses) == 1 && e.Subsets[0].Addresses[0].IP == s.advertise &&
+			len(e.Subsets[0].Ports) == 1 && e.Subsets[0].Ports[0].Port == port
+	}); err != nil {
+		return fmt.Errorf("endpoints kubernetes: %w", err)
+	}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default",
+			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{s.advertise}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(port), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	sliceStore := s.store("discovery.k8s.io", "endpointslices")
+	if err := s.upsert(ctx, sliceStore, "default", "kubernetes", slice, func(cur runtime.Object) bool {
+		e := cur.(*discoveryv1.EndpointSlice)
+		return len(e.Endpoints) == 1 && len(e.Endpoints[0].Addresses) == 1 && e.Endpoints[0].Addresses[0] == s.advertise &&
+			len(e.Ports) == 1 && e.Ports[0].Port != nil && *e.Ports[0].Port == port
+	}); err != nil {
+		return fmt.Errorf("endpointslice kubernetes: %w", err)
+	}
+	return nil
+}
+
+// upsert creates want, or replaces the current object when current() says
+// it is not what it should be.
+func (s *Server) upsert(ctx context.Context, st *registry.Store, ns, name string, want runtime.Object, good func(runtime.Object) bool) error {
+	cur, err := st.Get(ctx, ns, name)
+	if errors.Is(err, storage.ErrNotFound) {
+		return s.createIfMissing(ctx, st, ns, want)
+	}
+	if err != nil {
+		return err
+	}
+	if good(cur) {
+		return nil
+	}
+	_, _, err = st.Update(ctx, ns, name, func(_ context.Context, current runtime.Object, _ bool) (runtime.Object, error) {
+		obj := want.DeepCopyObject()
+		return obj, nil
+	}, st.R.Strategy, false)
+	return err
+}

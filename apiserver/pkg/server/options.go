@@ -1,0 +1,115 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are skiff-apiserver's flags.
+type Options struct {
+	BindAddress      string
+	SecurePort       int
+	AdvertiseAddress string
+	TLSCertFile      string
+	TLSKeyFile       string
+	ClientCAFile     string
+	TokenAuthFile    string
+
+	// EtcdServers empty means: run an embedded etcd in EtcdDataDir.
+	EtcdServers  []string
+	EtcdCAFile   string
+	EtcdCertFile string
+	EtcdKeyFile  string
+	EtcdDataDir  string
+
+	EtcdRequestTimeout     time.Duration
+	EtcdCompactionInterval time.Duration
+
+	ServiceClusterIPRange string
+	ServiceNodePortRange  string
+
+	WatchCacheSize      int
+	BookmarkInterval    time.Duration
+	MinRequestTimeout   time.Duration
+	ShutdownGracePeriod time.Duration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		BindAddress:            "0.0.0.0",
+		SecurePort:             6443,
+		EtcdDataDir:            ".skiff/etcd",
+		EtcdRequestTimeout:     10 * time.Second,
+		EtcdCompactionInterval: 5 * time.Minute,
+		ServiceClusterIPRange:  "10.96.0.0/16",
+		ServiceNodePortRange:   "30000-32767",
+		WatchCacheSize:         10000,
+		BookmarkInterval:       time.Minute,
+		MinRequestTimeout:      30 * time.Minute,
+		ShutdownGracePeriod:    5 * time.Second,
+	}
+}
+
+// AddFlags binds the options to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "The IP address on which to listen for the --secure-port port.")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "The port on which to serve HTTPS with authentication. 0 picks a free port.")
+	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "The IP address on which to advertise the apiserver to members of the cluster (the kubernetes Service's endpoint). Empty: the first non-loopback IPv4 address of the host.")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "File containing the x509 serving certificate.")
+	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "File containing the x509 private key matching --tls-cert-file.")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "Client certificates signed by this CA authenticate as their CommonName, with their Organizations as groups.")
+	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "A CSV file of bearer tokens: token,user,uid,\"group1,group2\".")
+	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "etcd servers to connect to (scheme://ip:port). Empty: run an embedded etcd.")
+	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "SSL Certificate Authority file used to secure etcd communication.")
+	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "SSL certification file used to secure etcd communication.")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "SSL key file used to secure etcd communication.")
+	fs.StringVar(&o.EtcdDataDir, "etcd-data-dir", o.EtcdDataDir, "Data directory of the embedded etcd.")
+	fs.DurationVar(&o.EtcdRequestTimeout, "etcd-request-timeout", o.EtcdRequestTimeout, "How long one etcd call may take before the request fails with 504.")
+	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval, "The interval of compaction requests. 0 disables compaction.")
+	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs.")
+	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "A port range to reserve for services with NodePort visibility.")
+	fs.IntVar(&o.WatchCacheSize, "default-watch-cache-size", o.WatchCacheSize, "Number of recent events kept per resource for watchers that resume.")
+	fs.DurationVar(&o.BookmarkInterval, "watch-bookmark-interval", o.BookmarkInterval, "How often watchers that allow bookmarks receive one.")
+	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum duration of a watch; each watch lasts a random time between this and twice this, unless timeoutSeconds is given.")
+	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "How long in-flight requests may take to finish on shutdown.")
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	if o.TLSCertFile == "" || o.TLSKeyFile == "" {
+		return fmt.Errorf("--tls-cert-file and --tls-private-key-file are required: skiff-apiserver serves HTTPS only")
+	}
+	if o.ClientCAFile == "" && o.TokenAuthFile == "" {
+		return fmt.Errorf("--client-ca-file or --token-auth-file is required: every request must authenticate")
+	}
+	if net.ParseIP(o.BindAddress) == nil {
+		return fmt.Errorf("--bind-address %q is not an IP address", o.BindAddress)
+	}
+	if o.AdvertiseAddress != "" && net.ParseIP(o.AdvertiseAddress) == nil {
+		return fmt.Errorf("--advertise-address %q is not an IP address", o.AdvertiseAddress)
+	}
+	p, err := netip.ParsePrefix(o.ServiceClusterIPRange)
+	if err != nil || !p.Addr().Is4() || p.Bits() > 28 {
+		return fmt.Errorf("--service-cluster-ip-range %q must be an IPv4 CIDR of /28 or larger", o.ServiceClusterIPRange)
+	}
+	if _, _, err := parsePortRange(o.ServiceNodePortRange); err != nil {
+		return err
+	}
+	if len(o.EtcdServers) == 0 && o.EtcdDataDir == "" {
+		return fmt.Errorf("--etcd-data-dir is required for the embedded etcd")
+	}
+	return nil
+}
+
+func parsePortRange(s string) (int, int, error) {
+	var lo, hi int
+	if _, err := fmt.Sscanf(s, "%d-%d", &lo, &hi); err != nil || lo <= 0 || hi > 65535 || lo > hi {
+		return 0, 0, fmt.Errorf("--service-node-port-range %q must be low-high, e.g. 30000-32767", s)
+	}
+	return lo, hi, nil
+}

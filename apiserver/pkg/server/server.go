@@ -1,0 +1,419 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/klog/v2"
+
+	"skiff.dev/apiserver/pkg/api"
+	"skiff.dev/apiserver/pkg/authn"
+	"skiff.dev/apiserver/pkg/endpoints"
+	"skiff.dev/apiserver/pkg/metrics"
+	"skiff.dev/apiserver/pkg/openapi"
+	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/storage/cacher"
+	"skiff.dev/apiserver/pkg/storage/etcd3"
+)
+
+// Version is what /version reports: the Kubernetes API level skiff serves.
+var Version = version.Info{
+	Major: "1", Minor: "32", GitVersion: "v1.32.0-skiff", GitCommit: "", GitTreeState: "clean",
+	BuildDate: "", GoVersion: "", Compiler: "gc", Platform: "linux/amd64",
+}
+
+// Server is a built API server, ready to Run.
+type Server struct {
+	opts      *Options
+	etcd      *etcdBackend
+	codecs    *api.Codecs
+	stores    []*registry.Store
+	cachers   []*cacher.Cacher
+	handler   *endpoints.Handler
+	metrics   *metrics.Metrics
+	authn     *authn.Authenticator
+	listener  net.Listener
+	tlsCfg    *tls.Config
+	http      *http.Server
+	shutdown  chan struct{}
+	advertise string
+	allocator *registry.ServiceAllocator
+}
+
+// Setup builds the server: etcd, stores, caches, handlers, listener.
+func Setup(ctx context.Context, o *Options) (*Server, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, codecs: api.NewCodecs(), metrics: metrics.New(), shutdown: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			s.close()
+		}
+	}()
+
+	var err error
+	if len(o.EtcdServers) == 0 {
+		s.etcd, err = startEmbeddedEtcd(ctx, o.EtcdDataDir)
+	} else {
+		s.etcd, err = connectEtcd(ctx, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	cidr, _ := netip.ParsePrefix(o.ServiceClusterIPRange)
+	lo, hi, _ := parsePortRange(o.ServiceNodePortRange)
+	s.allocator = &registry.ServiceAllocator{Client: s.etcd.client, CIDR: cidr.Masked()}
+	s.allocator.NodePort.Base, s.allocator.NodePort.Size = lo, hi-lo+1
+
+	resources := registry.Resources()
+	for _, r := range resources {
+		info, okInfo := runtimeProtobuf(s.codecs)
+		if !okInfo {
+			return nil, errors.New("no protobuf serializer in the codec factory")
+		}
+		codec := s.codecs.Factory.CodecForVersions(info, info, r.GroupVersion(), r.GroupVersion())
+		store := etcd3.New(etcd3.Config{
+			Client: s.etcd.client, Codec: codec, NewFunc: r.New, NewListFunc: r.NewList,
+			ResourcePrefix: "/registry/" + r.EtcdPrefix + "/", GroupResource: r.GroupResource(), GVK: r.GroupVersionKind(),
+			RequestTimeout: o.EtcdRequestTimeout, Observe: s.metrics.ObserveEtcd,
+		})
+		reg := &registry.Store{R: r}
+		gvk := r.GroupVersionKind()
+		c := cacher.New(cacher.Config{
+			Store: store, GetAttrs: reg.AttrFunc(), NewFunc: r.New, NewListFunc: r.NewList,
+			WindowSize: o.WatchCacheSize, BookmarkInterval: o.BookmarkInterval, GVK: gvk,
+			OnWatchersChanged: func(n int) {
+				s.metrics.RegisteredWatchers.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind).Set(float64(n))
+			},
+		})
+		reg.Storage = c
+		if r.Kind == "Service" {
+			reg.Hooks = s.allocator
+		}
+		s.stores = append(s.stores, reg)
+		s.cachers = append(s.cachers, c)
+	}
+	s.handler = endpoints.NewHandler(s.codecs, s.stores, s.shutdown)
+	s.handler.MinRequestTimeout = o.MinRequestTimeout
+
+	// TLS and authentication.
+	var pool *x509.CertPool
+	if o.ClientCAFile != "" {
+		pem, err := os.ReadFile(o.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --client-ca-file: %w", err)
+		}
+		pool = x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--client-ca-file %s holds no PEM certificate", o.ClientCAFile)
+		}
+	}
+	if s.authn, err = authn.New(pool, o.TokenAuthFile); err != nil {
+		return nil, fmt.Errorf("--token-auth-file: %w", err)
+	}
+	cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading the serving certificate: %w", err)
+	}
+	s.tlsCfg = &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		// Verified by the authenticator, so that a bad certificate gets a
+		// 401 Status rather than a failed handshake.
+		ClientAuth: tls.RequestClientCert,
+		MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"h2", "http/1.1"},
+	}
+	s.listener, err = net.Listen("tcp", net.JoinHostPort(o.BindAddress, fmt.Sprint(o.SecurePort)))
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s:%d: %w", o.BindAddress, o.SecurePort, err)
+	}
+	s.advertise = o.AdvertiseAddress
+	if s.advertise == "" {
+		s.advertise = defaultAdvertiseAddress()
+	}
+	spec, err := openapi.New(openapiResources(resources))
+	if err != nil {
+		return nil, fmt.Errorf("building the OpenAPI documents: %w", err)
+	}
+	s.http = &http.Server{
+		Handler:           s.buildHandler(resources, spec),
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          nil,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	ok = true
+	return s, nil
+}
+
+// Port is the port the server listens on.
+func (s *Server) Port() int { return s.listener.Addr().(*net.TCPAddr).Port }
+
+// EtcdClient exposes the etcd client (tests read raw keys through it).
+func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.client }
+
+func (s *Server) close() {
+	if s.listener != nil {
+		_ = s.listener.Close()
+	}
+	if s.etcd != nil {
+		s.etcd.Close()
+	}
+}
+
+// Run serves until ctx is cancelled, then shuts down in order.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.close()
+	logger := klog.FromContext(ctx)
+	g, gctx := errgroup.WithContext(ctx)
+	for _, c := range s.cachers {
+		c := c
+		g.Go(func() error { return c.Start(gctx) })
+	}
+	g.Go(func() error {
+		err := s.http.Serve(tls.NewListener(s.listener, s.tlsCfg))
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		close(s.shutdown)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), s.opts.ShutdownGracePeriod)
+		defer cancel()
+		return s.http.Shutdown(sctx)
+	})
+	g.Go(func() error { return s.runBootstrap(gctx) })
+	if s.opts.EtcdCompactionInterval > 0 {
+		g.Go(func() error { return runCompactor(gctx, s.etcd.client, s.opts.EtcdCompactionInterval) })
+	}
+	logger.Info("serving", "address", s.listener.Addr().String(), "advertise", s.advertise)
+	return g.Wait()
+}
+
+func runtimeProtobuf(c *api.Codecs) (serializerInfo, bool) {
+	for _, i := range c.Factory.SupportedMediaTypes() {
+		if i.MediaType == "application/vnd.kubernetes.protobuf" {
+			return i.Serializer, true
+		}
+	}
+	return nil, false
+}
+
+// buildHandler puts the routes behind recovery, metrics and authentication.
+func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Spec) http.Handler {
+	r := mux.NewRouter()
+	r.UseEncodedPath()
+	s.handler.Install(r)
+	endpoints.NewDiscovery(s.handler, resources, Version, net.JoinHostPort(s.advertise, fmt.Sprint(s.Port()))).Install(r)
+	r.HandleFunc("/openapi/v2", spec.ServeV2).Methods(http.MethodGet)
+	r.HandleFunc("/openapi/v3", spec.ServeV3Discovery).Methods(http.MethodGet)
+	r.PathPrefix("/openapi/v3/").HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		spec.ServeV3GroupVersion(w, req, strings.TrimPrefix(req.URL.Path, "/openapi/v3/"))
+	}).Methods(http.MethodGet)
+	r.Handle("/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		p := p
+		r.HandleFunc(p, s.health(p)).Methods(http.MethodGet)
+		r.HandleFunc(p+"/{check}", s.health(p)).Methods(http.MethodGet)
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeStatus(w, apierrors.NewGenericServerResponse(http.StatusNotFound, "get", schemaGR(), "", "the server could not find the requested resource", 0, false).Status())
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeStatus(w, apierrors.NewMethodNotSupported(schemaGR(), req.Method).Status())
+	})
+	return s.withFilters(r)
+}
+
+// statusRecorder captures the code for metrics and keeps Flush working.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusRecorder) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func isHealthPath(p string) bool {
+	for _, h := range []string{"/healthz", "/livez", "/readyz"} {
+		if p == h || strings.HasPrefix(p, h+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) withFilters(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		w = rec
+		w.Header().Set("Audit-Id", uuid.NewString())
+		req, info := endpoints.WithRequestInfoHolder(r)
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				klog.FromContext(req.Context()).Error(fmt.Errorf("%v", p), "panic serving a request", "method", req.Method, "path", req.URL.Path, "stack", string(debug.Stack()))
+				if rec.code == 0 {
+					writeStatus(w, apierrors.NewInternalError(fmt.Errorf("the server could not complete the request")).Status())
+				}
+			}
+			if ri := info(); ri != nil {
+				verb := strings.ToUpper(ri.Verb)
+				if verb == "CREATE" {
+					verb = "POST"
+				} else if verb == "UPDATE" {
+					verb = "PUT"
+				}
+				dry := ""
+				if req.URL.Query().Has("dryRun") {
+					dry = "All"
+				}
+				s.metrics.ObserveRequest(verb, dry, ri.Group, ri.Version, ri.Resource, ri.Subresource, ri.Scope, rec.code, time.Since(start))
+			}
+		}()
+		if !isHealthPath(r.URL.Path) {
+			u, err := s.authn.Authenticate(r)
+			if err != nil || u == nil {
+				if err != nil {
+					klog.FromContext(r.Context()).V(2).Info("authentication failed", "err", err, "remote", r.RemoteAddr)
+				}
+				writeStatus(w, apierrors.NewUnauthorized("Unauthorized").Status())
+				return
+			}
+			req = req.WithContext(authn.WithUser(req.Context(), u))
+		}
+		next.ServeHTTP(w, req)
+	})
+}
+
+// health serves /healthz, /livez and /readyz with upstream's text format;
+// readiness requires etcd to answer.
+func (s *Server) health(base string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		checks := []string{"ping"}
+		if base != "/livez" {
+			checks = append(checks, "etcd")
+		}
+		if only := mux.Vars(r)["check"]; only != "" {
+			found := false
+			for _, c := range checks {
+				if c == only {
+					found = true
+				}
+			}
+			if !found {
+				http.Error(w, "404 page not found", http.StatusNotFound)
+				return
+			}
+			checks = []string{only}
+		}
+		var lines []string
+		failed := false
+		for _, c := range checks {
+			err := s.check(r.Context(), c)
+			if err != nil {
+				failed = true
+				lines = append(lines, fmt.Sprintf("[-]%s failed: reason withheld", c))
+				klog.FromContext(r.Context()).Info("health check failed", "check", c, "err", err)
+			} else {
+				lines = append(lines, fmt.Sprintf("[+]%s ok", c))
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		name := strings.TrimPrefix(base, "/")
+		if failed {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "%s\n%s check failed\n", strings.Join(lines, "\n"), name)
+			return
+		}
+		if r.URL.Query().Has("verbose") {
+			fmt.Fprintf(w, "%s\n%s check passed\n", strings.Join(lines, "\n"), name)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}
+}
+
+func (s *Server) check(ctx context.Context, name string) error {
+	switch name {
+	case "ping":
+		return nil
+	case "etcd":
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := s.etcd.client.Get(ctx, "health")
+		return err
+	}
+	return fmt.Errorf("unknown check %q", name)
+}
+
+func writeStatus(w http.ResponseWriter, st metav1.Status) {
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	st.Status = metav1.StatusFailure
+	data, _ := jsonMarshal(st)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(int(st.Code))
+	_, _ = w.Write(data)
+}
+
+// defaultAdvertiseAddress is the first non-loopback IPv4 address of an up interface.
+func defaultAdvertiseAddress() string {
+	ifaces, err := net.Interfaces()
+	if err == nil {
+		for _, i := range ifaces {
+			if i.Flags&net.FlagUp == 0 || i.Flags&net.FlagLoopback != 0 {
+				continue
+			}
+			addrs, _ := i.Addrs()
+			for _, a := range addrs {
+				if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLinkLocalUnicast() {
+					return ipn.IP.String()
+				}
+			}
+		}
+	}
+	return "127.0.0.1"
+}

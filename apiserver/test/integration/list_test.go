@@ -1,0 +1,114 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestListSelectorsAndPaging(t *testing.T) {
+	ts := start(t, nil)
+	c := ts.Client.CoreV1().Pods("default")
+	for i := 0; i < 25; i++ {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%02d", i), Labels: map[string]string{"parity": []string{"even", "odd"}[i%2]}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		}
+		if i < 5 {
+			pod.Spec.NodeName = "node-a"
+		}
+		if _, err := c.Create(ctx(t), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		opts metav1.ListOptions
+		want int
+	}{
+		{name: "all", want: 25},
+		{name: "label", opts: metav1.ListOptions{LabelSelector: "parity=odd"}, want: 12},
+		{name: "label set", opts: metav1.ListOptions{LabelSelector: "parity in (odd,even)"}, want: 25},
+		{name: "field nodeName", opts: metav1.ListOptions{FieldSelector: "spec.nodeName=node-a"}, want: 5},
+		{name: "field unscheduled", opts: metav1.ListOptions{FieldSelector: "spec.nodeName="}, want: 20},
+		{name: "field name", opts: metav1.ListOptions{FieldSelector: "metadata.name=p-03"}, want: 1},
+		{name: "field phase", opts: metav1.ListOptions{FieldSelector: "status.phase=Pending"}, want: 25},
+		{name: "label and field", opts: metav1.ListOptions{LabelSelector: "parity=even", FieldSelector: "spec.nodeName=node-a"}, want: 3},
+		{name: "from cache", opts: metav1.ListOptions{ResourceVersion: "0"}, want: 25},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			list, err := c.List(ctx(t), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != tc.want {
+				t.Errorf("%d items, want %d", len(list.Items), tc.want)
+			}
+			if list.ResourceVersion == "" {
+				t.Error("list without resourceVersion")
+			}
+		})
+	}
+
+	// Paging: every object exactly once, in key order, at one revision.
+	var names []string
+	opts := metav1.ListOptions{Limit: 7}
+	pages := 0
+	for {
+		list, err := c.List(ctx(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, p := range list.Items {
+			names = append(names, p.Name)
+		}
+		if list.Continue == "" {
+			break
+		}
+		if list.RemainingItemCount == nil || *list.RemainingItemCount != int64(25-len(names)) {
+			t.Errorf("remainingItemCount %v after %d items", list.RemainingItemCount, len(names))
+		}
+		// Writes between pages do not show up in this list.
+		if pages == 1 {
+			if _, err := c.Create(ctx(t), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p-99"},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		opts.Continue = list.Continue
+	}
+	if len(names) != 25 || pages != 4 {
+		t.Fatalf("paged %d names in %d pages: %v", len(names), pages, names)
+	}
+	for i, n := range names {
+		if n != fmt.Sprintf("p-%02d", i) {
+			t.Fatalf("page order: %v", names)
+		}
+	}
+
+	// A continue token whose revision was compacted is 410 Expired.
+	first, err := c.List(ctx(t), metav1.ListOptions{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A write after the first page, then a compaction past the page's revision.
+	if _, err := ts.Client.CoreV1().ConfigMaps("default").Create(ctx(t), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := ts.Server.EtcdClient().Get(ctx(t), "compaction-probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Server.EtcdClient().Compact(ctx(t), cur.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.List(ctx(t), metav1.ListOptions{Limit: 5, Continue: first.Continue})
+	if !apierrors.IsResourceExpired(err) {
+		t.Fatalf("continue after compaction: %v, want 410 Expired", err)
+	}
+}
