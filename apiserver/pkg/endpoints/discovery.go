@@ -30,7 +30,7 @@ func NewDiscovery(h *Handler, resources []*registry.Resource, v version.Info, se
 }
 
 // groupOrder is upstream's order of groups in /apis.
-var groupOrder = []string{"apps", "autoscaling", "coordination.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"}
+var groupOrder = []string{"apps", "coordination.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"}
 
 func (d *Discovery) groups() []metav1.APIGroup {
 	seen := map[string]*metav1.APIGroup{}
@@ -54,9 +54,6 @@ func (d *Discovery) groups() []metav1.APIGroup {
 	for _, r := range d.resources {
 		if r.Group != "" {
 			add(r.Group, r.Version)
-		}
-		if r.Scale != nil {
-			add("autoscaling", "v1")
 		}
 	}
 	rank := map[string]int{}
@@ -179,11 +176,6 @@ func (d *Discovery) Install(r *mux.Router) {
 	r.HandleFunc("/apis/{group}/{version}", func(w http.ResponseWriter, req *http.Request) {
 		v := mux.Vars(req)
 		list, ok := d.resourceList(v["group"], v["version"])
-		if !ok && v["group"] == "autoscaling" && v["version"] == "v1" {
-			// Scale lives in autoscaling/v1 but is served as subresources.
-			list.APIResources = []metav1.APIResource{}
-			ok = true
-		}
 		if !ok {
 			d.h.writeError(w, req, notFoundPath(req.URL.Path), schemaGR, "")
 			return

@@ -118,18 +118,23 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 		if generated {
 			m.SetName(generateName(m.GetGenerateName()))
 		}
-		if errs := s.validateCreate(ctx, obj); len(errs) > 0 {
-			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), m.GetName(), errs)
-		}
-		if dryRun {
-			return obj, nil
-		}
+		// Allocation (a Service's IP) comes before validation, as upstream's
+		// BeginCreate, and is undone when anything after it fails.
 		var rollback func()
-		if h, ok := s.Hooks.(CreateHook); ok {
+		if h, ok := s.Hooks.(CreateHook); ok && !dryRun {
 			rollback, err = h.BeforeCreate(ctx, obj)
 			if err != nil {
 				return nil, err
 			}
+		}
+		if errs := s.validateCreate(ctx, obj); len(errs) > 0 {
+			if rollback != nil {
+				rollback()
+			}
+			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), m.GetName(), errs)
+		}
+		if dryRun {
+			return obj, nil
 		}
 		out, err := s.Storage.Create(ctx, s.Key(ns, m.GetName()), obj)
 		if err != nil {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"reflect"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"skiff.dev/apiserver/pkg/apis/defaults"
+	"skiff.dev/apiserver/pkg/apis/validation"
 )
 
 // Strategy holds what differs between kinds on create and update.
@@ -89,11 +91,19 @@ func (s genericStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 }
 
 func (s genericStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return validateCreateTmp(obj)
+	return validation.ValidateCreate(obj)
 }
 
 func (s genericStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return validateUpdateTmp(obj, old)
+	if s.split == statusEndpoint {
+		switch o := obj.(type) {
+		case *corev1.Pod:
+			return validation.ValidatePodStatusUpdate(o, old.(*corev1.Pod))
+		case *corev1.Namespace:
+			return validation.ValidateNamespaceStatusUpdate(o, old.(*corev1.Namespace))
+		}
+	}
+	return validation.ValidateUpdate(obj, old)
 }
 
 func (s genericStrategy) AllowCreateOnUpdate() bool      { return s.createOnUpdate }

@@ -150,7 +150,12 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	}
 	s.advertise = o.AdvertiseAddress
 	if s.advertise == "" {
-		s.advertise = defaultAdvertiseAddress()
+		if s.advertise = defaultAdvertiseAddress(); s.advertise == "" {
+			return nil, fmt.Errorf("no --advertise-address given and no non-loopback IPv4 address found on this host: the kubernetes Service's endpoints need one")
+		}
+	}
+	if ip := net.ParseIP(s.advertise); ip.IsLoopback() || ip.IsUnspecified() {
+		return nil, fmt.Errorf("--advertise-address %s: the kubernetes Service's endpoints may not be a loopback or unspecified address", s.advertise)
 	}
 	spec, err := openapi.New(openapiResources(resources))
 	if err != nil {
@@ -415,5 +420,5 @@ func defaultAdvertiseAddress() string {
 			}
 		}
 	}
-	return "127.0.0.1"
+	return ""
 }

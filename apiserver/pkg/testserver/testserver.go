@@ -71,7 +71,6 @@ func StartServer(dir string, customize func(*server.Options)) (*TestServer, erro
 	opts := server.NewOptions()
 	opts.BindAddress = "127.0.0.1"
 	opts.SecurePort = port
-	opts.AdvertiseAddress = "127.0.0.1"
 	opts.TLSCertFile = filepath.Join(pki, "apiserver.crt")
 	opts.TLSKeyFile = filepath.Join(pki, "apiserver.key")
 	opts.ClientCAFile = filepath.Join(pki, "ca.crt")

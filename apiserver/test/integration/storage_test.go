@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -179,7 +180,7 @@ func TestSystemObjectsExist(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if len(ep.Subsets) != 1 || ep.Subsets[0].Addresses[0].IP != ts.Options.AdvertiseAddress ||
+		if len(ep.Subsets) != 1 || ep.Subsets[0].Addresses[0].IP != svcEndpointIP(t) ||
 			fmt.Sprint(ep.Subsets[0].Ports[0].Port) != strings.TrimPrefix(ts.URL[strings.LastIndex(ts.URL, ":"):], ":") {
 			return fmt.Errorf("endpoints %+v", ep.Subsets)
 		}
@@ -188,4 +189,26 @@ func TestSystemObjectsExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// svcEndpointIP is what the server advertises: the host's first
+// non-loopback IPv4 address.
+func svcEndpointIP(t *testing.T) string {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifaces {
+		if i.Flags&net.FlagUp == 0 || i.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := i.Addrs()
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLinkLocalUnicast() {
+				return ipn.IP.String()
+			}
+		}
+	}
+	t.Fatal("no non-loopback address")
+	return ""
 }
