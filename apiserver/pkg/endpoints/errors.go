@@ -40,7 +40,8 @@ func ToStatusError(err error, gr schema.GroupResource, name string) *apierrors.S
 	case errors.Is(err, storage.ErrInvalid):
 		return apierrors.NewBadRequest(err.Error())
 	case errors.Is(err, storage.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return apierrors.NewTimeoutError(fmt.Sprintf("the storage did not answer in time: %v", err), 2)
+		// No Retry-After: clients should see the failure now, not retry silently.
+		return apierrors.NewTimeoutError(fmt.Sprintf("the storage did not answer in time: %v", err), 0)
 	case errors.Is(err, storage.ErrUnavailable):
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("the storage is unavailable: %v", err))
 	case errors.Is(err, context.Canceled):

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.uber.org/zap"
 	"k8s.io/klog/v2"
 )
 
@@ -105,7 +106,9 @@ func connectEtcd(ctx context.Context, o *Options) (*etcdBackend, error) {
 		DialKeepAliveTime:    30 * time.Second,
 		DialKeepAliveTimeout: 10 * time.Second,
 		Context:              ctx,
-		Logger:               nil,
+		// The client's own retry warnings would flood the log while etcd is down;
+		// failures reach the log through the requests that see them.
+		Logger: zap.NewNop(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to etcd %v: %w", o.EtcdServers, err)

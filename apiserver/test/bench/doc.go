@@ -1,0 +1,36 @@
+// Command bench measures skiff-apiserver the way its users load it and
+// prints figures that docs/benchmarks.md records. It is a program, not a
+// timed test: `make bench` runs it (`cd apiserver && go run ./test/bench`).
+//
+// It starts a real API server in-process (pkg/testserver: HTTPS on loopback,
+// embedded etcd in a temporary directory) and drives it through client-go,
+// each simulated client on its own HTTP/2 connection, as separate processes
+// would be:
+//
+//   - create: 16 clients create small Pods (one container, labels) as fast
+//     as they can, once with protobuf and once with JSON (what kubectl
+//     sends): creates/s and p50/p99 latency.
+//   - etcd: the baseline. 16 goroutines write values the size of one stored
+//     Pod (the real bytes under /registry/pods/...) as create-if-absent
+//     transactions, the write the API server does, against the same embedded
+//     etcd through a gRPC client on its client URL; and, for comparison,
+//     through the in-process client the server itself uses. The ratio of
+//     API creates/s to etcd writes/s is the server's overhead.
+//   - list: the time client-go takes to LIST 10,000 Pods of one namespace,
+//     consistent (resourceVersion unset) and resourceVersion=0, in JSON and
+//     protobuf; min and median of several runs.
+//   - watch: 100 watchers (each its own connection) on one namespace, then
+//     ConfigMap updates that carry their send time in an annotation; each
+//     watcher records receive time minus send time: p50/p99/max.
+//
+// It prints a machine summary, then a markdown table to paste into
+// docs/benchmarks.md. Progress and server logs go to stderr.
+//
+// The server runs in this process, so -cpuprofile profiles it together with
+// the clients; samples carry the pprof label side=server or side=client
+// (and phase=<name> on the client side), so
+//
+//	go tool pprof -tagfocus side=server -top cpu.pprof
+//
+// shows the server alone. -run selects phases (e.g. -run list).
+package main

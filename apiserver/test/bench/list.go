@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const listTarget = 300 * time.Millisecond
+
+// listPhase fills a namespace with Pods and times client-go LISTs of it:
+// consistent (resourceVersion unset, read at etcd's current revision) and
+// resourceVersion=0 (any recent state), each in protobuf and JSON. The time
+// is the whole call: request, server, transfer and client-side decoding.
+func (b *bench) listPhase(ctx context.Context) error {
+	const ns = "bench-list"
+	if err := b.ensureNamespace(ctx, ns); err != nil {
+		return err
+	}
+	setup, err := b.newClients(ctx, b.o.clients, contentProtobuf)
+	if err != nil {
+		return err
+	}
+	progress("creating %d pods in %s for the list phase", b.o.listPods, ns)
+	if _, err := createPods(ctx, setup, ns, "pod", b.o.listPods, 0); err != nil {
+		return err
+	}
+
+	variants := []struct{ name, rv string }{
+		{"consistent (resourceVersion unset)", ""},
+		{"resourceVersion=0", "0"},
+	}
+	for _, v := range variants {
+		for _, ct := range contentTypes {
+			c, err := b.newClient(ct.mediaType)
+			if err != nil {
+				return err
+			}
+			pods := c.CoreV1().Pods(ns)
+			var times []time.Duration
+			for i := -1; i < b.o.listRuns; i++ { // run -1 is the warm-up
+				t0 := time.Now()
+				l, err := pods.List(ctx, metav1.ListOptions{ResourceVersion: v.rv})
+				d := time.Since(t0)
+				if err != nil {
+					return fmt.Errorf("listing %s (%s, %s): %w", ns, v.name, ct.name, err)
+				}
+				if len(l.Items) != b.o.listPods {
+					return fmt.Errorf("listing %s (%s, %s): %d pods, want %d", ns, v.name, ct.name, len(l.Items), b.o.listPods)
+				}
+				if i >= 0 {
+					times = append(times, d)
+				}
+			}
+			slices.Sort(times)
+			median := times[len(times)/2]
+			if len(times)%2 == 0 {
+				median = (times[len(times)/2-1] + times[len(times)/2]) / 2
+			}
+			b.add(row{
+				benchmark: fmt.Sprintf("LIST %d pods, %s, %s", b.o.listPods, v.name, ct.name),
+				setting:   fmt.Sprintf("%d runs after a warm-up", len(times)),
+				result:    fmt.Sprintf("min %s, **median %s**", ms(times[0]), ms(median)),
+				target:    "median < " + ms(listTarget),
+				met:       metStr(median < listTarget),
+			})
+		}
+	}
+	return nil
+}

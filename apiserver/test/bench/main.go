@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"skiff.dev/apiserver/pkg/server"
+	"skiff.dev/apiserver/pkg/testserver"
+)
+
+// options are the bench's flags; the defaults are the documented run.
+type options struct {
+	phases      []string
+	dir         string
+	keep        bool
+	clients     int
+	creates     int
+	duration    time.Duration
+	etcdWrites  int
+	listPods    int
+	listRuns    int
+	watchers    int
+	watchWrites int
+	watchRates  []float64
+	cpuProfile  string
+}
+
+var allPhases = []string{"create", "etcd", "list", "watch"}
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	run := fs.String("run", strings.Join(allPhases, ","), "Phases to run, comma-separated: "+strings.Join(allPhases, ", ")+".")
+	fs.StringVar(&o.dir, "dir", "", "State directory (certificates, etcd data). Empty: a temporary directory, removed at the end.")
+	fs.BoolVar(&o.keep, "keep", false, "Keep the state directory.")
+	fs.IntVar(&o.clients, "clients", 16, "Concurrent clients for the create phase, the etcd baseline and the LIST set-up.")
+	fs.IntVar(&o.creates, "creates", 10000, "Pods created per content type in the create phase.")
+	fs.DurationVar(&o.duration, "duration", 0, "If > 0, each create run and the etcd baseline stop after this long (or after -creates/-etcd-writes, whichever comes first).")
+	fs.IntVar(&o.etcdWrites, "etcd-writes", 0, "Writes in the etcd baseline. 0: the same as -creates.")
+	fs.IntVar(&o.listPods, "list-pods", 10000, "Pods in the namespace that the list phase lists.")
+	fs.IntVar(&o.listRuns, "list-runs", 7, "Timed LISTs per variant (after one untimed warm-up).")
+	fs.IntVar(&o.watchers, "watchers", 100, "Concurrent watchers in the watch phase, each on its own connection.")
+	fs.IntVar(&o.watchWrites, "watch-writes", 1000, "ConfigMap updates per watch run.")
+	rates := fs.String("watch-rates", "100,0", "Update rates (writes/s) of the watch runs, comma-separated; 0 means one writer sending back-to-back.")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole process (server and clients, labelled side=server|client) to this file.")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	for _, p := range strings.Split(*run, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !slices.Contains(allPhases, p) {
+			return nil, fmt.Errorf("-run: unknown phase %q (have %s)", p, strings.Join(allPhases, ", "))
+		}
+		o.phases = append(o.phases, p)
+	}
+	for _, r := range strings.Split(*rates, ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(r, 64)
+		if err != nil || f < 0 {
+			return nil, fmt.Errorf("-watch-rates: %q is not a rate >= 0", r)
+		}
+		o.watchRates = append(o.watchRates, f)
+	}
+	if o.etcdWrites == 0 {
+		o.etcdWrites = o.creates
+	}
+	if o.clients < 1 || o.creates < 1 || o.etcdWrites < 1 || o.listPods < 1 || o.listRuns < 1 || o.watchers < 1 || o.watchWrites < 1 {
+		return nil, fmt.Errorf("-clients, -creates, -etcd-writes, -list-pods, -list-runs, -watchers and -watch-writes must be >= 1")
+	}
+	return o, nil
+}
+
+func (o *options) has(phase string) bool { return slices.Contains(o.phases, phase) }
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o *options) (err error) {
+	fmt.Print(machineSummary(), "\n")
+
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "skiff-bench-"); err != nil {
+			return err
+		}
+		if !o.keep {
+			defer os.RemoveAll(dir)
+		}
+	}
+	logger := klog.Background().WithName("bench")
+	ctx = klog.NewContext(ctx, logger)
+
+	// Everything the server starts (its listener, handlers, the embedded
+	// etcd) inherits side=server, so a profile can be split by side.
+	var ts *testserver.TestServer
+	pprof.Do(ctx, pprof.Labels("side", "server"), func(context.Context) {
+		ts, err = testserver.StartServer(dir, func(so *server.Options) {
+			// The bench is short: no compaction during a run.
+			so.EtcdCompactionInterval = 0
+			// Advertise the host's address, as a deployed server does: the
+			// kubernetes Endpoints may not hold a loopback address, and the
+			// retries would otherwise run (and log) during the measurements.
+			// Nothing is sent to it.
+			so.AdvertiseAddress = ""
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("starting the API server: %w", err)
+	}
+	defer ts.TearDown()
+	progress("API server ready at %s (state in %s)", ts.URL, dir)
+
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	b := &bench{o: o, ts: ts}
+	before := sampleCPU()
+	pprof.Do(ctx, pprof.Labels("side", "client"), func(ctx context.Context) {
+		err = b.runPhases(ctx)
+	})
+	if err != nil {
+		return err
+	}
+	load := otherLoad(before, sampleCPU())
+	fmt.Println()
+	fmt.Print(b.table())
+	fmt.Printf("\nCPU during the measurements: %s.\n", load)
+	return nil
+}
+
+// bench holds the server and what the phases found.
+type bench struct {
+	o    *options
+	ts   *testserver.TestServer
+	rows []row
+
+	// storedPod is the raw etcd value of one created Pod.
+	storedPod []byte
+	// createRate is creates/s per content type.
+	createRate map[string]float64
+	// etcdRate is writes/s per client kind.
+	etcdRate map[string]float64
+}
+
+func (b *bench) runPhases(ctx context.Context) error {
+	b.createRate, b.etcdRate = map[string]float64{}, map[string]float64{}
+	steps := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"create", b.createPhase},
+		{"etcd", b.etcdPhase},
+		{"list", b.listPhase},
+		{"watch", b.watchPhase},
+	}
+	for _, s := range steps {
+		if !b.o.has(s.name) {
+			continue
+		}
+		var err error
+		pprof.Do(ctx, pprof.Labels("phase", s.name), func(ctx context.Context) { err = s.fn(ctx) })
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// progress reports what is happening on stderr, so that stdout holds only
+// the summary and the table.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}

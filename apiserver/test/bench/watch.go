@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+const (
+	watchTarget = 20 * time.Millisecond
+
+	annRun  = "bench.skiff.dev/run"
+	annSeq  = "bench.skiff.dev/seq"
+	annSent = "bench.skiff.dev/sent-unixnano"
+)
+
+// received is one event as a watcher saw it.
+type received struct {
+	run, seq int
+	delay    time.Duration
+}
+
+// watchPhase opens -watchers watches on a namespace, each on its own
+// connection, then for each rate updates a ConfigMap -watch-writes times,
+// stamping the send time into an annotation; every watcher records the
+// time it received the event minus the send time.
+func (b *bench) watchPhase(ctx context.Context) error {
+	const ns = "bench-watch"
+	if err := b.ensureNamespace(ctx, ns); err != nil {
+		return err
+	}
+	writers, err := b.newClients(ctx, 1, contentProtobuf)
+	if err != nil {
+		return err
+	}
+	cms := writers[0].CoreV1().ConfigMaps(ns)
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "watched", Annotations: map[string]string{}},
+		Data:       map[string]string{"key": "value"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+
+	progress("opening %d watches on %s", b.o.watchers, ns)
+	clients, err := b.newClients(ctx, b.o.watchers, contentProtobuf)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runs := len(b.o.watchRates)
+	counts := make([]atomic.Int64, runs+1) // index runs counts the sync events
+	recs := make([][]received, b.o.watchers)
+	errs := make([]error, b.o.watchers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for wi, c := range clients {
+		w, err := c.CoreV1().ConfigMaps(ns).Watch(wctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion})
+		if err != nil {
+			return fmt.Errorf("watch %d: %w", wi, err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer w.Stop()
+			for {
+				var ev watch.Event
+				var ok bool
+				select {
+				case ev, ok = <-w.ResultChan():
+				case <-wctx.Done():
+					return
+				}
+				now := time.Now()
+				if !ok {
+					if wctx.Err() == nil {
+						errs[wi] = fmt.Errorf("watch %d closed early", wi)
+					}
+					return
+				}
+				if ev.Type == watch.Error {
+					errs[wi] = fmt.Errorf("watch %d: error event %v", wi, ev.Object)
+					return
+				}
+				obj, isCM := ev.Object.(*corev1.ConfigMap)
+				if ev.Type != watch.Modified || !isCM {
+					continue
+				}
+				a := obj.Annotations
+				run, err1 := strconv.Atoi(a[annRun])
+				seq, err2 := strconv.Atoi(a[annSeq])
+				sent, err3 := strconv.ParseInt(a[annSent], 10, 64)
+				if err1 != nil || err2 != nil || err3 != nil || run < 0 || run > runs {
+					continue
+				}
+				if run < runs {
+					recs[wi] = append(recs[wi], received{run: run, seq: seq, delay: now.Sub(time.Unix(0, sent))})
+				}
+				counts[run].Add(1)
+			}
+		}()
+	}
+
+	update := func(run, seq int) error {
+		cm = cm.DeepCopy()
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Annotations[annRun] = strconv.Itoa(run)
+		cm.Annotations[annSeq] = strconv.Itoa(seq)
+		cm.Data["key"] = fmt.Sprintf("value-%d-%d", run, seq)
+		cm.Annotations[annSent] = strconv.FormatInt(time.Now().UnixNano(), 10)
+		out, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
+		if err != nil {
+			return fmt.Errorf("updating configmap %s/%s: %w", ns, cm.Name, err)
+		}
+		cm = out
+		return nil
+	}
+	waitFor := func(c *atomic.Int64, want int64, timeout time.Duration) bool {
+		deadline := time.Now().Add(timeout)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for c.Load() < want && time.Now().Before(deadline) {
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return false
+			}
+		}
+		return c.Load() >= want
+	}
+
+	// Every watch is live once each has seen one untimed update.
+	if err := update(runs, 0); err != nil {
+		return err
+	}
+	if !waitFor(&counts[runs], int64(b.o.watchers), time.Minute) {
+		n := counts[runs].Load()
+		cancel()
+		wg.Wait()
+		return fmt.Errorf("only %d of %d watchers saw the first update: %v", n, b.o.watchers, firstErr(errs))
+	}
+
+	for run, rate := range b.o.watchRates {
+		progress("watch run %d: %d updates, %s, %d watchers", run, b.o.watchWrites, rateName(rate), b.o.watchers)
+		start := time.Now()
+		for seq := range b.o.watchWrites {
+			if rate > 0 {
+				at := start.Add(time.Duration(float64(seq) * float64(time.Second) / rate))
+				if d := time.Until(at); d > 0 {
+					time.Sleep(d) // pacing the load, not synchronisation
+				}
+			}
+			if err := update(run, seq); err != nil {
+				return err
+			}
+		}
+		want := int64(b.o.watchWrites * b.o.watchers)
+		if !waitFor(&counts[run], want, time.Minute) {
+			progress("watch run %d: %d of %d events arrived within a minute", run, counts[run].Load(), want)
+		}
+	}
+	cancel()
+	wg.Wait()
+	if err := firstErr(errs); err != nil {
+		return err
+	}
+
+	for run, rate := range b.o.watchRates {
+		var delays []time.Duration
+		for _, rs := range recs {
+			for _, r := range rs {
+				if r.run == run {
+					delays = append(delays, r.delay)
+				}
+			}
+		}
+		want := b.o.watchWrites * b.o.watchers
+		s := summarize(delays)
+		result := fmt.Sprintf("p50 %s, **p99 %s**, max %s", ms(s.p50), ms(s.p99), ms(s.max))
+		if s.n != want {
+			result += fmt.Sprintf(" (%d of %d events arrived)", s.n, want)
+		}
+		b.add(row{
+			benchmark: fmt.Sprintf("Watch delay, write to event, %d watchers", b.o.watchers),
+			setting:   fmt.Sprintf("%d ConfigMap updates, %s; protobuf", b.o.watchWrites, rateName(rate)),
+			result:    result,
+			target:    "p99 < " + ms(watchTarget),
+			met:       metStr(s.p99 < watchTarget && s.n == want),
+		})
+	}
+	return nil
+}
+
+func rateName(rate float64) string {
+	if rate == 0 {
+		return "back-to-back from one writer"
+	}
+	return fmt.Sprintf("%g writes/s", rate)
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
