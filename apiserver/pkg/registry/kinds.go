@@ -34,6 +34,13 @@ func prepareNamespace(obj runtime.Object) {
 	ns.Labels[corev1.LabelMetadataName] = ns.Name
 }
 
+// namespaceFinalizing: a namespace stays, Terminating, until the namespace
+// controller has emptied it and cleared spec.finalizers.
+func namespaceFinalizing(obj runtime.Object) bool {
+	ns, ok := obj.(*corev1.Namespace)
+	return ok && len(ns.Spec.Finalizers) > 0
+}
+
 func preparePod(obj runtime.Object) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {

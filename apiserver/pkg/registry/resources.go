@@ -46,6 +46,9 @@ type Resource struct {
 	GracefulDelete bool
 	// ReturnDeletedObject: DELETE answers with the object, not a Status.
 	ReturnDeletedObject bool
+	// Finalizing reports finalization beyond metadata.finalizers that must
+	// finish before the object goes (a namespace's spec.finalizers).
+	Finalizing func(obj runtime.Object) bool
 }
 
 // GroupVersion of the resource.
@@ -115,7 +118,7 @@ func Resources() []*Resource {
 			ShortNames: []string{"ns"}, EtcdPrefix: "namespaces",
 			New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
 			Strategy: main(func(s *genericStrategy) { s.prepareForCreate = prepareNamespace }), StatusStrategy: status(),
-			Fields: namespaceFields, Finalize: true, ReturnDeletedObject: true,
+			Fields: namespaceFields, Finalize: true, ReturnDeletedObject: true, Finalizing: namespaceFinalizing,
 		},
 		{
 			Version: "v1", Kind: "Pod", Resource: "pods", SingularName: "pod", Namespaced: true,

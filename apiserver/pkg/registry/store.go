@@ -277,6 +277,14 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 		}
 		Default(obj)
 		strategy.PrepareForUpdate(ctx, obj, existing)
+		// Allocations are kept or made before validation, as on create.
+		if h, ok := s.Hooks.(UpdateHook); ok && !dryRun {
+			rb, err := h.BeforeUpdate(ctx, obj, existing)
+			if err != nil {
+				return nil, err
+			}
+			rollbacks = append(rollbacks, rb)
+		}
 		var errs field.ErrorList
 		if m.GetUID() != em.GetUID() {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), m.GetUID(), "field is immutable"))
@@ -284,13 +292,6 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 		errs = append(errs, strategy.ValidateUpdate(ctx, obj, existing)...)
 		if len(errs) > 0 {
 			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
-		}
-		if h, ok := s.Hooks.(UpdateHook); ok && !dryRun {
-			rb, err := h.BeforeUpdate(ctx, obj, existing)
-			if err != nil {
-				return nil, err
-			}
-			rollbacks = append(rollbacks, rb)
 		}
 		// Keep the resourceVersion the storage compares against.
 		m.SetResourceVersion(em.GetResourceVersion())
@@ -328,7 +329,8 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 	// An update that removed the last finalizer of an object being deleted
 	// completes the deletion.
 	if m, err := meta.Accessor(out); err == nil && m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 &&
-		(m.GetDeletionGracePeriodSeconds() == nil || *m.GetDeletionGracePeriodSeconds() == 0) {
+		(m.GetDeletionGracePeriodSeconds() == nil || *m.GetDeletionGracePeriodSeconds() == 0) &&
+		(s.R.Finalizing == nil || !s.R.Finalizing(out)) && !dryRun {
 		uid, rv := m.GetUID(), m.GetResourceVersion()
 		deleted, err := s.Storage.Delete(ctx, key, &storage.Preconditions{UID: &uid, ResourceVersion: &rv}, nil)
 		if err == nil {
@@ -396,7 +398,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 		grace = podGracePeriod(current, opts)
 	}
 	finalizers := deletionFinalizers(cm.GetFinalizers(), opts)
-	pending := grace > 0 || len(finalizers) > 0
+	pending := grace > 0 || len(finalizers) > 0 || (s.R.Finalizing != nil && s.R.Finalizing(current))
 	if dryRun {
 		return current, !pending, nil
 	}

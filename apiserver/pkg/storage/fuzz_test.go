@@ -46,14 +46,15 @@ func cleanRelative(rest string) bool {
 }
 
 // checkInsidePrefix is the safety property of DecodeContinue: whatever the
-// token says, the list starts inside keyPrefix, at a key with no "." or ".."
-// segment, so a crafted token cannot read another namespace or resource.
+// token says, the list starts inside keyPrefix (at the prefix itself for a
+// start of "/"), at a key with no "." or ".." segment, so a crafted token
+// cannot read another namespace or resource.
 func checkInsidePrefix(t *testing.T, token, keyPrefix, fromKey string, rev int64) {
 	t.Helper()
 	if !strings.HasPrefix(fromKey, keyPrefix) {
 		t.Fatalf("DecodeContinue(%q, %q) escaped the prefix: start key %q", token, keyPrefix, fromKey)
 	}
-	if !cleanRelative(fromKey[len(keyPrefix):]) {
+	if rest := fromKey[len(keyPrefix):]; rest != "" && !cleanRelative(rest) {
 		t.Fatalf("DecodeContinue(%q, %q) returned an unclean start key %q", token, keyPrefix, fromKey)
 	}
 	if rev == 0 {
@@ -237,6 +238,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		"rv-zero":        {uint8(0), "a\x00", int64(0)},
 		"rv-negative":    {uint8(0), "a\x00", int64(-1)},
 		"empty":          {uint8(3), "", int64(5)},
+		"slash-only":     {uint8(0), "/", int64(5)},
 		"invalid-utf8":   {uint8(4), "\xff\x00", int64(5)},
 		"unicode":        {uint8(4), "名前\x00", int64(5)},
 	}

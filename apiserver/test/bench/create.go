@@ -23,9 +23,9 @@ const (
 )
 
 // contentTypes are the wire formats measured, in the order reported.
-var contentTypes = []struct{ name, mediaType string }{
-	{"protobuf", contentProtobuf},
-	{"JSON", contentJSON},
+var contentTypes = []struct{ name, slug, mediaType string }{
+	{"protobuf", "protobuf", contentProtobuf},
+	{"JSON", "json", contentJSON},
 }
 
 // noProxy never proxies. Setting it also makes client-go build a transport
@@ -172,7 +172,7 @@ func createPods(ctx context.Context, clients []*kubernetes.Clientset, ns, prefix
 // createPhase measures concurrent Pod creates, protobuf then JSON.
 func (b *bench) createPhase(ctx context.Context) error {
 	for _, ct := range contentTypes {
-		ns := "bench-create-" + map[string]string{contentProtobuf: "protobuf", contentJSON: "json"}[ct.mediaType]
+		ns := "bench-create-" + ct.slug
 		if err := b.ensureNamespace(ctx, ns); err != nil {
 			return err
 		}

@@ -1,0 +1,81 @@
+package integration
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// etcdWatchers reads the embedded etcd's own gauge of open watchers (it
+// registers on the default Prometheus registry, in this process).
+func etcdWatchers(t *testing.T) float64 {
+	t.Helper()
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "etcd_debugging_mvcc_watcher_total" {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatal("etcd_debugging_mvcc_watcher_total not found")
+	return 0
+}
+
+// TestManyWatchersOneEtcdWatch: 300 API watchers of pods add no etcd
+// watcher, and each receives every event.
+func TestManyWatchersOneEtcdWatch(t *testing.T) {
+	ts := start(t, nil)
+	pods := ts.Client.CoreV1().Pods("default")
+	if _, err := pods.List(ctx(t), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := etcdWatchers(t)
+	const n = 300
+	watchers := make([]watch.Interface, n)
+	for i := range watchers {
+		w, err := pods.Watch(ctx(t), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		watchers[i] = w
+	}
+	if after := etcdWatchers(t); after != before {
+		t.Errorf("etcd watchers went from %v to %v with %d API watches", before, after, n)
+	}
+	code, body := raw(t, ts, "GET", "/metrics", "", nil)
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	if want := fmt.Sprintf(`apiserver_registered_watchers{group="",kind="Pod",version="v1"} %d`, n); !contains(string(body), want) {
+		t.Errorf("/metrics lacks %q", want)
+	}
+	if _, err := pods.Create(ctx(t), testPod("fan", ""), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i, w := range watchers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ev := next(t, w)
+			if p, ok := ev.Object.(*corev1.Pod); !ok || ev.Type != watch.Added || p.Name != "fan" {
+				t.Errorf("watcher %d got %s %T", i, ev.Type, ev.Object)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func contains(s, sub string) bool {
+	return strings.Contains(s, sub)
+}
+
