@@ -304,6 +304,9 @@ func (h *Handler) decodeWith(w http.ResponseWriter, info runtime.SerializerInfo,
 	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body decodes to %T, expected %s", obj, gvk.Kind))
 	}
+	if err := checkQuantities(obj); err != nil {
+		return nil, err
+	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return obj, nil
 }

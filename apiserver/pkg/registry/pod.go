@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -153,4 +154,8 @@ func (finalizeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Obj
 	fin := n.Spec.Finalizers
 	*n = *o.DeepCopy()
 	n.Spec.Finalizers = fin
+}
+
+func (finalizeStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.ValidateNamespaceFinalizeUpdate(obj.(*corev1.Namespace), old.(*corev1.Namespace))
 }

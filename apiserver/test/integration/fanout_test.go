@@ -78,4 +78,3 @@ func TestManyWatchersOneEtcdWatch(t *testing.T) {
 func contains(s, sub string) bool {
 	return strings.Contains(s, sub)
 }
-

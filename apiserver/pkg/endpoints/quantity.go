@@ -1,0 +1,89 @@
+package endpoints
+
+import (
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// maxQuantityScale bounds the decimal exponent of a quantity. A value like
+// "1e1000000000" parses cheaply but makes every later comparison compute a
+// billion-digit number; no real resource amount needs more than a few dozen.
+const maxQuantityScale = 1000
+
+var quantityType = reflect.TypeOf(resource.Quantity{})
+
+// checkQuantities rejects quantities whose exponent is out of range, before
+// defaulting and validation compare them.
+func checkQuantities(obj any) error {
+	return walkQuantities(reflect.ValueOf(obj), 0)
+}
+
+func walkQuantities(v reflect.Value, depth int) error {
+	if depth > 64 || !v.IsValid() {
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Ptr, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return walkQuantities(v.Elem(), depth+1)
+	case reflect.Struct:
+		if v.Type() == quantityType {
+			q := v.Interface().(resource.Quantity)
+			if d := q.AsDec(); d.Scale() > maxQuantityScale || d.Scale() < -maxQuantityScale {
+				return apierrors.NewBadRequest(fmt.Sprintf("quantity with exponent %d is out of range: at most %d is supported", -d.Scale(), maxQuantityScale))
+			}
+			return nil
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if err := walkQuantities(v.Field(i), depth+1); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if err := walkQuantities(v.Index(i), depth+1); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if v.Type().Elem() != quantityType && !containsQuantity(v.Type().Elem(), 0) {
+			return nil
+		}
+		it := v.MapRange()
+		for it.Next() {
+			if err := walkQuantities(it.Value(), depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// containsQuantity reports whether values of t can hold a Quantity, so maps
+// of strings (labels, data) are not walked.
+func containsQuantity(t reflect.Type, depth int) bool {
+	if depth > 8 {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Ptr, reflect.Slice, reflect.Array, reflect.Map:
+		return containsQuantity(t.Elem(), depth+1)
+	case reflect.Struct:
+		if t == quantityType {
+			return true
+		}
+		for i := 0; i < t.NumField(); i++ {
+			if containsQuantity(t.Field(i).Type, depth+1) {
+				return true
+			}
+		}
+	case reflect.Interface:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,108 @@
+package registry
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestDeletionFinalizers(t *testing.T) {
+	bg, fg, orphan := metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan
+	tests := []struct {
+		name     string
+		existing []string
+		opts     metav1.DeleteOptions
+		want     []string
+	}{
+		{name: "default keeps", existing: []string{"a"}, want: []string{"a"}},
+		{name: "foreground", opts: metav1.DeleteOptions{PropagationPolicy: &fg}, want: []string{metav1.FinalizerDeleteDependents}},
+		{name: "orphan", existing: []string{"a"}, opts: metav1.DeleteOptions{PropagationPolicy: &orphan}, want: []string{"a", metav1.FinalizerOrphanDependents}},
+		{name: "background clears gc finalizers", existing: []string{metav1.FinalizerOrphanDependents, "a"}, opts: metav1.DeleteOptions{PropagationPolicy: &bg}, want: []string{"a"}},
+		{name: "orphanDependents true", opts: metav1.DeleteOptions{OrphanDependents: ptr.To(true)}, want: []string{metav1.FinalizerOrphanDependents}},
+		{name: "orphanDependents false", existing: []string{metav1.FinalizerOrphanDependents}, opts: metav1.DeleteOptions{OrphanDependents: ptr.To(false)}, want: []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := deletionFinalizers(tc.existing, &tc.opts)
+			if len(got) == 0 && len(tc.want) == 0 {
+				return
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestQOSClass(t *testing.T) {
+	rl := func(cpu, mem string) corev1.ResourceList {
+		out := corev1.ResourceList{}
+		if cpu != "" {
+			out[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			out[corev1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return out
+	}
+	pod := func(req, lim corev1.ResourceList) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}}}}
+	}
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want corev1.PodQOSClass
+	}{
+		{name: "nothing", pod: pod(nil, nil), want: corev1.PodQOSBestEffort},
+		{name: "equal requests and limits", pod: pod(rl("1", "1Gi"), rl("1", "1Gi")), want: corev1.PodQOSGuaranteed},
+		{name: "limits only cpu", pod: pod(nil, rl("1", "")), want: corev1.PodQOSBurstable},
+		{name: "requests below limits", pod: pod(rl("500m", "1Gi"), rl("1", "1Gi")), want: corev1.PodQOSBurstable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := qosClass(tc.pod); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestGenerateNameSuffix(t *testing.T) {
+	for i := 0; i < 100; i++ {
+		n := generateName("my-replicaset-")
+		suffix := strings.TrimPrefix(n, "my-replicaset-")
+		if len(suffix) != 5 || strings.Trim(suffix, "bcdfghjklmnpqrstvwxz2456789") != "" {
+			t.Fatalf("generated %q", n)
+		}
+	}
+	if n := generateName(strings.Repeat("x", 70)); len(n) != 63 {
+		t.Errorf("long base: %d characters, want 63", len(n))
+	}
+}
+
+func TestPodGracePeriod(t *testing.T) {
+	tests := []struct {
+		name string
+		pod  corev1.Pod
+		opts metav1.DeleteOptions
+		want int64
+	}{
+		{name: "unscheduled", want: 0},
+		{name: "scheduled default", pod: corev1.Pod{Spec: corev1.PodSpec{NodeName: "n"}}, want: 30},
+		{name: "scheduled own", pod: corev1.Pod{Spec: corev1.PodSpec{NodeName: "n", TerminationGracePeriodSeconds: ptr.To[int64](5)}}, want: 5},
+		{name: "requested", pod: corev1.Pod{Spec: corev1.PodSpec{NodeName: "n"}}, opts: metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, want: 0},
+		{name: "finished", pod: corev1.Pod{Spec: corev1.PodSpec{NodeName: "n"}, Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}, want: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := podGracePeriod(&tc.pod, &tc.opts); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
