@@ -164,6 +164,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	s.http = &http.Server{
 		Handler:           s.buildHandler(resources, spec),
 		ReadHeaderTimeout: 30 * time.Second,
+		// Upstream's --http2-max-streams-per-connection: informers multiplex
+		// many watches over one connection.
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 1000},
 		ErrorLog:          nil,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
