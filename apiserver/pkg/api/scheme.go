@@ -2,6 +2,7 @@ package api
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +36,7 @@ func NewCodecs() *Codecs {
 		discoveryv1.AddToScheme,
 		rbacv1.AddToScheme,
 		policyv1.AddToScheme,
+		authorizationv1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}

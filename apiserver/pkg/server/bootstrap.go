@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"skiff.dev/apiserver/pkg/authz"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage"
 )
@@ -45,6 +48,7 @@ func (s *Server) runBootstrap(ctx context.Context) error {
 		}
 		return err
 	}
+	close(s.bootstrapped)
 	ticker := time.NewTicker(10 * time.Second)
 	defer ticker.Stop()
 	for {
@@ -74,6 +78,9 @@ func (s *Server) ensureSystemObjects(ctx context.Context) error {
 		if err := s.createIfMissing(ctx, nsStore, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			return fmt.Errorf("namespace %s: %w", name, err)
 		}
+	}
+	if err := s.ensureBootstrapPolicy(ctx); err != nil {
+		return fmt.Errorf("bootstrap RBAC policy: %w", err)
 	}
 	port := int32(s.Port())
 	svc := &corev1.Service{
@@ -143,4 +150,32 @@ func (s *Server) upsert(ctx context.Context, st *registry.Store, ns, name string
 		return obj, nil
 	}, st.R.Strategy, false)
 	return err
+}
+
+// ensureBootstrapPolicy creates the bootstrap ClusterRoles and bindings and
+// puts back their rules and subjects when they drifted, unless an operator
+// set rbac.authorization.kubernetes.io/autoupdate to "false".
+func (s *Server) ensureBootstrapPolicy(ctx context.Context) error {
+	roles := s.store("rbac.authorization.k8s.io", "clusterroles")
+	for _, want := range authz.BootstrapClusterRoles() {
+		err := s.upsert(ctx, roles, "", want.Name, want, func(cur runtime.Object) bool {
+			c := cur.(*rbacv1.ClusterRole)
+			return c.Annotations[authz.AutoUpdateAnnotation] == "false" || equality.Semantic.DeepEqual(c.Rules, want.Rules)
+		})
+		if err != nil {
+			return fmt.Errorf("clusterrole %s: %w", want.Name, err)
+		}
+	}
+	bindings := s.store("rbac.authorization.k8s.io", "clusterrolebindings")
+	for _, want := range authz.BootstrapClusterRoleBindings() {
+		err := s.upsert(ctx, bindings, "", want.Name, want, func(cur runtime.Object) bool {
+			c := cur.(*rbacv1.ClusterRoleBinding)
+			return c.Annotations[authz.AutoUpdateAnnotation] == "false" ||
+				(equality.Semantic.DeepEqual(c.Subjects, want.Subjects) && c.RoleRef == want.RoleRef)
+		})
+		if err != nil {
+			return fmt.Errorf("clusterrolebinding %s: %w", want.Name, err)
+		}
+	}
+	return nil
 }

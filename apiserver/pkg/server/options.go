@@ -18,6 +18,8 @@ type Options struct {
 	TLSKeyFile       string
 	ClientCAFile     string
 	TokenAuthFile    string
+	// AuthorizationModes are chained in order, as upstream's flag.
+	AuthorizationModes []string
 
 	// EtcdServers empty means: run an embedded etcd in EtcdDataDir.
 	EtcdServers  []string
@@ -43,6 +45,7 @@ func NewOptions() *Options {
 	return &Options{
 		BindAddress:            "0.0.0.0",
 		SecurePort:             6443,
+		AuthorizationModes:     []string{"Node", "RBAC"},
 		EtcdDataDir:            ".skiff/etcd",
 		EtcdRequestTimeout:     10 * time.Second,
 		EtcdCompactionInterval: 5 * time.Minute,
@@ -64,6 +67,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "File containing the x509 private key matching --tls-cert-file.")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "Client certificates signed by this CA authenticate as their CommonName, with their Organizations as groups.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "A CSV file of bearer tokens: token,user,uid,\"group1,group2\".")
+	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Ordered list of authorizers: AlwaysAllow, Node, RBAC. Members of system:masters may always do everything.")
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "etcd servers to connect to (scheme://ip:port). Empty: run an embedded etcd.")
 	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "SSL Certificate Authority file used to secure etcd communication.")
 	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "SSL certification file used to secure etcd communication.")

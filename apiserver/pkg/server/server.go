@@ -26,6 +26,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/api"
 	"skiff.dev/apiserver/pkg/authn"
+	"skiff.dev/apiserver/pkg/authz"
 	"skiff.dev/apiserver/pkg/endpoints"
 	"skiff.dev/apiserver/pkg/metrics"
 	"skiff.dev/apiserver/pkg/openapi"
@@ -56,6 +57,14 @@ type Server struct {
 	shutdown  chan struct{}
 	advertise string
 	allocator *registry.ServiceAllocator
+
+	authorizer authz.Authorizer
+	rbac       *authz.RBAC
+	nodeAuthz  *authz.Node
+	// authzSynced is closed once the authorizers have read their objects.
+	authzSynced chan struct{}
+	// bootstrapped is closed once the bootstrap objects exist.
+	bootstrapped chan struct{}
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -63,7 +72,8 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, codecs: api.NewCodecs(), metrics: metrics.New(), shutdown: make(chan struct{})}
+	s := &Server{opts: o, codecs: api.NewCodecs(), metrics: metrics.New(), shutdown: make(chan struct{}),
+		authzSynced: make(chan struct{}), bootstrapped: make(chan struct{})}
 	ok := false
 	defer func() {
 		if !ok {
@@ -128,6 +138,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("--client-ca-file %s holds no PEM certificate", o.ClientCAFile)
 		}
+	}
+	if s.authorizer, err = s.buildAuthorizer(o.AuthorizationModes); err != nil {
+		return nil, err
 	}
 	if s.authn, err = authn.New(pool, o.TokenAuthFile); err != nil {
 		return nil, fmt.Errorf("--token-auth-file: %w", err)
@@ -213,6 +226,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return s.http.Shutdown(sctx)
 	})
 	g.Go(func() error { return s.runBootstrap(gctx) })
+	g.Go(func() error { return s.runAuthorizerFeeds(gctx) })
 	if s.opts.EtcdCompactionInterval > 0 {
 		g.Go(func() error { return runCompactor(gctx, s.etcd.client, s.opts.EtcdCompactionInterval) })
 	}
@@ -330,7 +344,22 @@ func (s *Server) withFilters(next http.Handler) http.Handler {
 				writeStatus(w, apierrors.NewUnauthorized("Unauthorized").Status())
 				return
 			}
+			if u, err = s.impersonate(req, u); err != nil {
+				writeStatus(w, endpoints.ToStatusError(err, schemaGR(), "").Status())
+				return
+			}
 			req = req.WithContext(authn.WithUser(req.Context(), u))
+			a := attributesFor(req, u)
+			ok, reason, err := s.Authorize(req.Context(), a)
+			if err != nil {
+				writeStatus(w, apierrors.NewInternalError(err).Status())
+				return
+			}
+			if !ok {
+				klog.FromContext(req.Context()).V(2).Info("forbidden", "user", u.Name, "verb", a.Verb, "resource", a.Resource, "namespace", a.Namespace, "name", a.Name, "reason", reason)
+				writeStatus(w, forbidden(a, reason).Status())
+				return
+			}
 		}
 		next.ServeHTTP(w, req)
 	})
@@ -343,6 +372,9 @@ func (s *Server) health(base string) http.HandlerFunc {
 		checks := []string{"ping"}
 		if base != "/livez" {
 			checks = append(checks, "etcd")
+		}
+		if base == "/readyz" {
+			checks = append(checks, "authorization-synced", "rbac-bootstrap")
 		}
 		if only := mux.Vars(r)["check"]; only != "" {
 			found := false
@@ -389,6 +421,10 @@ func (s *Server) check(ctx context.Context, name string) error {
 	switch name {
 	case "ping":
 		return nil
+	case "authorization-synced":
+		return closedOr(s.authzSynced, "the authorizers have not read their objects yet")
+	case "rbac-bootstrap":
+		return closedOr(s.bootstrapped, "the bootstrap objects are not all there yet")
 	case "etcd":
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()

@@ -1,0 +1,134 @@
+package authz
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AutoUpdateAnnotation marks bootstrap objects the server keeps as they
+// should be; set it to "false" to keep a local change.
+const AutoUpdateAnnotation = "rbac.authorization.kubernetes.io/autoupdate"
+
+func rule(verbs []string, groups []string, resources ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{Verbs: verbs, APIGroups: groups, Resources: resources}
+}
+
+var (
+	read      = []string{"get", "list", "watch"}
+	readWrite = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	eventVerb = []string{"create", "update", "patch"}
+	core      = []string{""}
+)
+
+func bootstrapMeta(name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:        name,
+		Labels:      map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults"},
+		Annotations: map[string]string{AutoUpdateAnnotation: "true"},
+	}
+}
+
+// eventRules let a component record events in both event APIs.
+func eventRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{rule(eventVerb, core, "events"), rule(eventVerb, []string{"events.k8s.io"}, "events")}
+}
+
+// NodeRules are what a kubelet may do at most (upstream's system:node
+// role); the Node authorizer narrows them to the node's own objects.
+func NodeRules() []rbacv1.PolicyRule {
+	return append([]rbacv1.PolicyRule{
+		rule([]string{"create", "get", "list", "watch", "update", "patch", "delete"}, core, "nodes"),
+		rule([]string{"patch", "update"}, core, "nodes/status"),
+		rule(read, core, "pods"),
+		rule([]string{"create", "delete"}, core, "pods"),
+		rule([]string{"patch", "update"}, core, "pods/status"),
+		rule([]string{"create"}, core, "pods/eviction"),
+		rule(read, core, "services", "endpoints"),
+		rule([]string{"get", "list", "watch"}, []string{"discovery.k8s.io"}, "endpointslices"),
+		rule([]string{"get"}, core, "secrets", "configmaps", "persistentvolumeclaims", "persistentvolumes"),
+		rule([]string{"get", "create", "update", "patch", "delete"}, []string{"coordination.k8s.io"}, "leases"),
+		rule([]string{"create"}, []string{"authentication.k8s.io"}, "tokenreviews"),
+		rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews", "localsubjectaccessreviews"),
+	}, eventRules()...)
+}
+
+// BootstrapClusterRoles are the roles the components need, as upstream
+// names them.
+func BootstrapClusterRoles() []*rbacv1.ClusterRole {
+	cr := func(name string, rules ...rbacv1.PolicyRule) *rbacv1.ClusterRole {
+		return &rbacv1.ClusterRole{ObjectMeta: bootstrapMeta(name), Rules: rules}
+	}
+	discovery := rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{
+		"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}}
+	controllerManager := append([]rbacv1.PolicyRule{
+		// skiff's controller manager runs every controller under its own
+		// identity (upstream gives each controller a service account).
+		rule(read, []string{"*"}, "*"),
+		rule(append(readWrite, "deletecollection"), core, "pods", "services", "endpoints", "configmaps", "secrets", "serviceaccounts", "nodes", "namespaces", "events"),
+		rule([]string{"update", "patch"}, core, "pods/status", "nodes/status", "services/status", "namespaces/status", "namespaces/finalize"),
+		rule([]string{"create"}, core, "pods/eviction", "pods/binding"),
+		rule(append(readWrite, "deletecollection"), []string{"apps"}, "replicasets", "deployments"),
+		rule([]string{"get", "update", "patch"}, []string{"apps"}, "replicasets/status", "deployments/status", "replicasets/scale", "deployments/scale"),
+		rule(append(readWrite, "deletecollection"), []string{"discovery.k8s.io"}, "endpointslices"),
+		rule(append(readWrite, "deletecollection"), []string{"coordination.k8s.io"}, "leases"),
+		rule(append(readWrite, "deletecollection"), []string{"rbac.authorization.k8s.io"}, "roles", "rolebindings"),
+		rule([]string{"create"}, []string{"authentication.k8s.io"}, "tokenreviews"),
+		rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews"),
+	}, eventRules()...)
+	return []*rbacv1.ClusterRole{
+		cr("cluster-admin",
+			rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
+			rbacv1.PolicyRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}),
+		cr("system:discovery", discovery),
+		cr("system:public-info-viewer", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}}),
+		cr("system:basic-user", rule([]string{"create"}, []string{"authorization.k8s.io"}, "selfsubjectaccessreviews", "selfsubjectrulesreviews")),
+		cr("system:kube-scheduler", append([]rbacv1.PolicyRule{
+			rule([]string{"create"}, []string{"coordination.k8s.io"}, "leases"),
+			rule([]string{"get", "update"}, []string{"coordination.k8s.io"}, "leases"),
+			rule([]string{"create"}, core, "endpoints"),
+			rule([]string{"get", "update"}, core, "endpoints"),
+			rule(read, core, "nodes"),
+			rule([]string{"delete", "get", "list", "watch"}, core, "pods"),
+			rule([]string{"create"}, core, "bindings", "pods/binding"),
+			rule([]string{"patch", "update"}, core, "pods/status"),
+			rule(read, core, "replicationcontrollers", "services", "namespaces", "persistentvolumeclaims", "persistentvolumes"),
+			rule(read, []string{"apps", "extensions"}, "replicasets", "statefulsets"),
+			rule(read, []string{"policy"}, "poddisruptionbudgets"),
+			rule(read, []string{"storage.k8s.io"}, "storageclasses", "csinodes", "csidrivers", "csistoragecapacities"),
+			rule([]string{"create"}, []string{"authentication.k8s.io"}, "tokenreviews"),
+			rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews"),
+		}, eventRules()...)...),
+		cr("system:kube-controller-manager", controllerManager...),
+		cr("system:node-proxier", append([]rbacv1.PolicyRule{
+			rule(read, core, "services", "endpoints", "nodes"),
+			rule(read, []string{"discovery.k8s.io"}, "endpointslices"),
+		}, eventRules()...)...),
+		cr("system:node", NodeRules()...),
+	}
+}
+
+// BootstrapClusterRoleBindings bind the roles to the component identities.
+func BootstrapClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
+	bind := func(name, role string, subjects ...rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+		return &rbacv1.ClusterRoleBinding{
+			ObjectMeta: bootstrapMeta(name),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   subjects,
+		}
+	}
+	group := func(n string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: n}
+	}
+	user := func(n string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: n}
+	}
+	return []*rbacv1.ClusterRoleBinding{
+		bind("cluster-admin", "cluster-admin", group("system:masters")),
+		bind("system:discovery", "system:discovery", group("system:authenticated")),
+		bind("system:public-info-viewer", "system:public-info-viewer", group("system:authenticated"), group("system:unauthenticated")),
+		bind("system:basic-user", "system:basic-user", group("system:authenticated")),
+		bind("system:kube-scheduler", "system:kube-scheduler", user("system:kube-scheduler")),
+		bind("system:kube-controller-manager", "system:kube-controller-manager", user("system:kube-controller-manager")),
+		bind("system:node-proxier", "system:node-proxier", user("system:kube-proxy")),
+	}
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/storage"
+)
+
+func closedOr(ch chan struct{}, msg string) error {
+	select {
+	case <-ch:
+		return nil
+	default:
+		return errors.New(msg)
+	}
+}
+
+// runAuthorizerFeeds keeps the RBAC and Node authorizers' objects current
+// from the server's own watch caches, and closes authzSynced once each
+// has read the initial state.
+func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
+	type feed struct {
+		store *registry.Store
+		apply func(watch.Event)
+	}
+	var feeds []feed
+	if s.rbac != nil {
+		for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
+			feeds = append(feeds, feed{s.store("rbac.authorization.k8s.io", res), s.rbac.Apply})
+		}
+	}
+	if s.nodeAuthz != nil {
+		feeds = append(feeds, feed{s.store("", "pods"), s.nodeAuthz.Apply})
+	}
+	var wg sync.WaitGroup
+	var once sync.Once
+	synced := make(chan struct{}, len(feeds))
+	for _, f := range feeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.feed(ctx, f.store, f.apply, synced)
+		}()
+	}
+	go func() {
+		for range feeds {
+			select {
+			case <-synced:
+			case <-ctx.Done():
+				return
+			}
+		}
+		once.Do(func() { close(s.authzSynced) })
+	}()
+	wg.Wait()
+	return nil
+}
+
+// feed watches one resource from the cache, starting with its whole state,
+// and resumes from the last revision when the watch ends.
+func (s *Server) feed(ctx context.Context, st *registry.Store, apply func(watch.Event), synced chan<- struct{}) {
+	logger := klog.FromContext(ctx).WithValues("resource", st.R.Resource)
+	rv := ""
+	first := true
+	for ctx.Err() == nil {
+		opts := storage.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}
+		if rv == "" {
+			opts.SendInitialEvents = ptr.To(true)
+			opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+		}
+		w, err := st.Watch(ctx, "", opts)
+		if err != nil {
+			if errors.Is(err, storage.ErrGone) {
+				rv = ""
+			}
+			logger.V(2).Info("authorizer watch failed, retrying", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if m, err := meta.Accessor(ev.Object); err == nil && m.GetResourceVersion() != "" {
+				rv = m.GetResourceVersion()
+			}
+			if ev.Type == watch.Bookmark {
+				if first {
+					if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+						first = false
+						synced <- struct{}{}
+					}
+				}
+				continue
+			}
+			if ev.Type == watch.Error {
+				rv = ""
+				break
+			}
+			apply(ev)
+		}
+		w.Stop()
+	}
+}
