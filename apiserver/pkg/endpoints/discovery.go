@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/gorilla/mux"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +31,7 @@ func NewDiscovery(h *Handler, resources []*registry.Resource, v version.Info, se
 }
 
 // groupOrder is upstream's order of groups in /apis.
-var groupOrder = []string{"apps", "coordination.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"}
+var groupOrder = []string{"apps", "authorization.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"}
 
 func (d *Discovery) groups() []metav1.APIGroup {
 	seen := map[string]*metav1.APIGroup{}
@@ -56,6 +57,7 @@ func (d *Discovery) groups() []metav1.APIGroup {
 			add(r.Group, r.Version)
 		}
 	}
+	add("authorization.k8s.io", "v1")
 	rank := map[string]int{}
 	for i, g := range groupOrder {
 		rank[g] = i + 1
@@ -138,6 +140,14 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 				res.Verbs = []string{"update"}
 			}
 			list.APIResources = append(list.APIResources, res)
+		}
+	}
+	if group == "authorization.k8s.io" && ver == "v1" {
+		found = true
+		for _, rr := range ReviewResources {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: rr.Resource, SingularName: strings.ToLower(rr.Kind), Namespaced: rr.Namespaced, Kind: rr.Kind, Verbs: []string{"create"},
+			})
 		}
 	}
 	if found {

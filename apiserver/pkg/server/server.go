@@ -179,9 +179,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		ReadHeaderTimeout: 30 * time.Second,
 		// Upstream's --http2-max-streams-per-connection: informers multiplex
 		// many watches over one connection.
-		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 1000},
-		ErrorLog:          nil,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		HTTP2:       &http.HTTP2Config{MaxConcurrentStreams: 1000},
+		ErrorLog:    nil,
+		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	ok = true
 	return s, nil
@@ -248,6 +248,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Spec
 	r := mux.NewRouter()
 	r.UseEncodedPath()
 	s.handler.Install(r)
+	s.handler.InstallReviews(r, s.Authorize)
 	endpoints.NewDiscovery(s.handler, resources, Version, net.JoinHostPort(s.advertise, fmt.Sprint(s.Port()))).Install(r)
 	r.HandleFunc("/openapi/v2", spec.ServeV2).Methods(http.MethodGet)
 	r.HandleFunc("/openapi/v3", spec.ServeV3Discovery).Methods(http.MethodGet)
