@@ -125,11 +125,23 @@ func TestAuthorization(t *testing.T) {
 		do   func() error
 		want int
 	}{
-		{"node reads a secret its pod uses", func() error { _, err := node1.CoreV1().Secrets("default").Get(c, "used", metav1.GetOptions{}); return err }, 200},
-		{"node reads a config map its pod uses", func() error { _, err := node1.CoreV1().ConfigMaps("default").Get(c, "cfg", metav1.GetOptions{}); return err }, 200},
-		{"node reads an unrelated secret", func() error { _, err := node1.CoreV1().Secrets("default").Get(c, "unrelated", metav1.GetOptions{}); return err }, 403},
+		{"node reads a secret its pod uses", func() error {
+			_, err := node1.CoreV1().Secrets("default").Get(c, "used", metav1.GetOptions{})
+			return err
+		}, 200},
+		{"node reads a config map its pod uses", func() error {
+			_, err := node1.CoreV1().ConfigMaps("default").Get(c, "cfg", metav1.GetOptions{})
+			return err
+		}, 200},
+		{"node reads an unrelated secret", func() error {
+			_, err := node1.CoreV1().Secrets("default").Get(c, "unrelated", metav1.GetOptions{})
+			return err
+		}, 403},
 		{"node lists secrets", func() error { _, err := node1.CoreV1().Secrets("default").List(c, metav1.ListOptions{}); return err }, 403},
-		{"other node reads the pod's secret", func() error { _, err := node2.CoreV1().Secrets("default").Get(c, "used", metav1.GetOptions{}); return err }, 403},
+		{"other node reads the pod's secret", func() error {
+			_, err := node2.CoreV1().Secrets("default").Get(c, "used", metav1.GetOptions{})
+			return err
+		}, 403},
 		{"node updates its pod's status", func() error { return statusUpdate(node1) }, 200},
 		{"other node updates the pod's status", func() error { return statusUpdate(node2) }, 403},
 		{"node updates its own Node", func() error { return labelNode(node1, "node-1") }, 200},
@@ -142,9 +154,18 @@ func TestAuthorization(t *testing.T) {
 		{"scheduler binds a pod", func() error {
 			return scheduler.CoreV1().Pods("default").Bind(c, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "pending"}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-2"}}, metav1.CreateOptions{})
 		}, 201},
-		{"scheduler reads secrets", func() error { _, err := scheduler.CoreV1().Secrets("default").Get(c, "used", metav1.GetOptions{}); return err }, 403},
-		{"proxy lists endpointslices", func() error { _, err := proxy.DiscoveryV1().EndpointSlices("").List(c, metav1.ListOptions{}); return err }, 200},
-		{"proxy creates a pod", func() error { _, err := proxy.CoreV1().Pods("default").Create(c, testPod("p", ""), metav1.CreateOptions{}); return err }, 403},
+		{"scheduler reads secrets", func() error {
+			_, err := scheduler.CoreV1().Secrets("default").Get(c, "used", metav1.GetOptions{})
+			return err
+		}, 403},
+		{"proxy lists endpointslices", func() error {
+			_, err := proxy.DiscoveryV1().EndpointSlices("").List(c, metav1.ListOptions{})
+			return err
+		}, 200},
+		{"proxy creates a pod", func() error {
+			_, err := proxy.CoreV1().Pods("default").Create(c, testPod("p", ""), metav1.CreateOptions{})
+			return err
+		}, 403},
 		{"user without roles lists pods", func() error { _, err := alice.CoreV1().Pods("default").List(c, metav1.ListOptions{}); return err }, 403},
 		{"user reads discovery", func() error { _, err := alice.Discovery().ServerVersion(); return err }, 200},
 	}
