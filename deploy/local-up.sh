@@ -38,7 +38,9 @@ start apiserver "$BIN/skiff-apiserver" \
 	--tls-cert-file "$SKIFF_HOME/pki/apiserver.crt" \
 	--tls-private-key-file "$SKIFF_HOME/pki/apiserver.key" \
 	--client-ca-file "$SKIFF_HOME/pki/ca.crt" \
-	--etcd-data-dir "$SKIFF_HOME/etcd"
+	--etcd-data-dir "$SKIFF_HOME/etcd" \
+	--authorization-mode Node,RBAC \
+	--audit-log-path "$SKIFF_HOME/logs/audit.log"
 
 # Wait for readiness with a deadline.
 deadline=$((SECONDS + 60))

@@ -18,6 +18,10 @@ type Options struct {
 	TLSKeyFile       string
 	ClientCAFile     string
 	TokenAuthFile    string
+	AuditLogPath      string
+	AuditLogMaxSize   int
+	AuditLogMaxBackup int
+	AuditLogMaxAge    int
 	// AuthorizationModes are chained in order, as upstream's flag.
 	AuthorizationModes []string
 
@@ -46,6 +50,8 @@ func NewOptions() *Options {
 		BindAddress:            "0.0.0.0",
 		SecurePort:             6443,
 		AuthorizationModes:     []string{"Node", "RBAC"},
+		AuditLogMaxSize:        100,
+		AuditLogMaxBackup:      10,
 		EtcdDataDir:            ".skiff/etcd",
 		EtcdRequestTimeout:     10 * time.Second,
 		EtcdCompactionInterval: 5 * time.Minute,
@@ -68,6 +74,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "Client certificates signed by this CA authenticate as their CommonName, with their Organizations as groups.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "A CSV file of bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Ordered list of authorizers: AlwaysAllow, Node, RBAC. Members of system:masters may always do everything.")
+	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "If set, every request is logged to this file, one JSON line each (audit.k8s.io/v1 Event at Metadata level; bodies are never logged).")
+	fs.IntVar(&o.AuditLogMaxSize, "audit-log-maxsize", o.AuditLogMaxSize, "The maximum size in megabytes of the audit log file before it gets rotated.")
+	fs.IntVar(&o.AuditLogMaxBackup, "audit-log-maxbackup", o.AuditLogMaxBackup, "The maximum number of rotated audit log files to keep.")
+	fs.IntVar(&o.AuditLogMaxAge, "audit-log-maxage", o.AuditLogMaxAge, "The maximum number of days to keep rotated audit log files (0: no limit).")
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "etcd servers to connect to (scheme://ip:port). Empty: run an embedded etcd.")
 	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "SSL Certificate Authority file used to secure etcd communication.")
 	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "SSL certification file used to secure etcd communication.")

@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/api"
+	"skiff.dev/apiserver/pkg/audit"
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/authz"
 	"skiff.dev/apiserver/pkg/endpoints"
@@ -65,6 +66,7 @@ type Server struct {
 	authzSynced chan struct{}
 	// bootstrapped is closed once the bootstrap objects exist.
 	bootstrapped chan struct{}
+	audit        *audit.Logger
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -142,6 +144,11 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if s.authorizer, err = s.buildAuthorizer(o.AuthorizationModes); err != nil {
 		return nil, err
 	}
+	if o.AuditLogPath != "" {
+		if s.audit, err = audit.New(audit.Options{Path: o.AuditLogPath, MaxSizeMB: o.AuditLogMaxSize, MaxBackups: o.AuditLogMaxBackup, MaxAgeDays: o.AuditLogMaxAge}); err != nil {
+			return nil, err
+		}
+	}
 	if s.authn, err = authn.New(pool, o.TokenAuthFile); err != nil {
 		return nil, fmt.Errorf("--token-auth-file: %w", err)
 	}
@@ -199,6 +206,9 @@ func (s *Server) close() {
 	}
 	if s.etcd != nil {
 		s.etcd.Close()
+	}
+	if s.audit != nil {
+		_ = s.audit.Close()
 	}
 }
 
@@ -312,6 +322,12 @@ func (s *Server) withFilters(next http.Handler) http.Handler {
 		w = rec
 		w.Header().Set("Audit-Id", uuid.NewString())
 		req, info := endpoints.WithRequestInfoHolder(r)
+		var requester, effective *authn.User
+		defer func() {
+			if s.audit != nil && !isHealthPath(r.URL.Path) {
+				s.auditRequest(req, w.Header().Get("Audit-Id"), requester, effective, rec.code, start)
+			}
+		}()
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -345,10 +361,12 @@ func (s *Server) withFilters(next http.Handler) http.Handler {
 				writeStatus(w, apierrors.NewUnauthorized("Unauthorized").Status())
 				return
 			}
+			requester = u
 			if u, err = s.impersonate(req, u); err != nil {
 				writeStatus(w, endpoints.ToStatusError(err, schemaGR(), "").Status())
 				return
 			}
+			effective = u
 			req = req.WithContext(authn.WithUser(req.Context(), u))
 			a := attributesFor(req, u)
 			ok, reason, err := s.Authorize(req.Context(), a)
