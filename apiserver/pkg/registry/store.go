@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"skiff.dev/apiserver/pkg/admission"
+	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -35,10 +37,18 @@ type DeleteHook interface {
 	AfterDelete(ctx context.Context, obj runtime.Object)
 }
 
+// Admission is the chain every write passes (package admission).
+type Admission interface {
+	Admit(ctx context.Context, a *admission.Attributes) error
+	Validate(ctx context.Context, a *admission.Attributes) error
+}
+
 // Store is the generic REST store of one resource.
 type Store struct {
 	R       *Resource
 	Storage storage.Interface
+	// Admission, when set, sees every create, update and delete.
+	Admission Admission
 	// Hooks is an optional CreateHook / UpdateHook / DeleteHook.
 	Hooks any
 	Now   func() time.Time
@@ -113,6 +123,10 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 	m.SetManagedFields(nil)
 	m.SetSelfLink("")
 	Default(obj)
+	attrs := s.admissionAttributes(ctx, admission.Create, "", ns, m.GetName(), obj, nil, dryRun)
+	if err := s.admit(ctx, attrs); err != nil {
+		return nil, err
+	}
 	s.R.Strategy.PrepareForCreate(ctx, obj)
 	for attempt := 0; ; attempt++ {
 		if generated {
@@ -132,6 +146,13 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 				rollback()
 			}
 			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), m.GetName(), errs)
+		}
+		attrs.Name = m.GetName()
+		if err := s.validateAdmission(ctx, attrs); err != nil {
+			if rollback != nil {
+				rollback()
+			}
+			return nil, err
 		}
 		if dryRun {
 			return obj, nil
@@ -222,9 +243,16 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 			m.SetUID(types.UID(uuid.NewString()))
 			m.SetCreationTimestamp(metav1.NewTime(s.now().Truncate(time.Second)))
 			Default(obj)
+			attrs := s.admissionAttributes(ctx, admission.Create, subresourceOf(s, strategy), ns, name, obj, nil, dryRun)
+			if err := s.admit(ctx, attrs); err != nil {
+				return nil, err
+			}
 			strategy.PrepareForCreate(ctx, obj)
 			if errs := s.validateCreate(ctx, obj); len(errs) > 0 {
 				return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
+			}
+			if err := s.validateAdmission(ctx, attrs); err != nil {
+				return nil, err
 			}
 			if h, ok := s.Hooks.(CreateHook); ok && !dryRun {
 				rb, err := h.BeforeCreate(ctx, obj)
@@ -276,6 +304,10 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 			}
 		}
 		Default(obj)
+		attrs := s.admissionAttributes(ctx, admission.Update, subresourceOf(s, strategy), ns, name, obj, existing, dryRun)
+		if err := s.admit(ctx, attrs); err != nil {
+			return nil, err
+		}
 		strategy.PrepareForUpdate(ctx, obj, existing)
 		// Allocations are kept or made before validation, as on create.
 		if h, ok := s.Hooks.(UpdateHook); ok && !dryRun {
@@ -292,6 +324,9 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 		errs = append(errs, strategy.ValidateUpdate(ctx, obj, existing)...)
 		if len(errs) > 0 {
 			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
+		}
+		if err := s.validateAdmission(ctx, attrs); err != nil {
+			return nil, err
 		}
 		// Keep the resourceVersion the storage compares against.
 		m.SetResourceVersion(em.GetResourceVersion())
@@ -392,6 +427,9 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 	if err != nil {
 		return nil, false, err
 	}
+	if err := s.validateAdmission(ctx, s.admissionAttributes(ctx, admission.Delete, "", ns, name, nil, current, dryRun)); err != nil {
+		return nil, false, err
+	}
 
 	grace := int64(0)
 	if s.R.GracefulDelete {
@@ -485,4 +523,37 @@ func deletionFinalizers(existing []string, opts *metav1.DeleteOptions) []string 
 // IsNotFound reports whether err means the object does not exist.
 func IsNotFound(err error) bool {
 	return errors.Is(err, storage.ErrNotFound) || apierrors.IsNotFound(err)
+}
+
+func (s *Store) admissionAttributes(ctx context.Context, op admission.Operation, sub, ns, name string, obj, old runtime.Object, dryRun bool) *admission.Attributes {
+	u, _ := authn.UserFrom(ctx)
+	return &admission.Attributes{
+		Operation: op, Resource: s.R.GroupVersion().WithResource(s.R.Resource), Kind: s.R.GroupVersionKind(),
+		Subresource: sub, Namespace: ns, Name: name, Object: obj, OldObject: old, User: u, DryRun: dryRun,
+	}
+}
+
+func (s *Store) admit(ctx context.Context, a *admission.Attributes) error {
+	if s.Admission == nil {
+		return nil
+	}
+	return s.Admission.Admit(ctx, a)
+}
+
+func (s *Store) validateAdmission(ctx context.Context, a *admission.Attributes) error {
+	if s.Admission == nil {
+		return nil
+	}
+	return s.Admission.Validate(ctx, a)
+}
+
+// subresourceOf names the subresource a strategy serves.
+func subresourceOf(s *Store, strategy Strategy) string {
+	if g, ok := strategy.(genericStrategy); ok && g.split == statusEndpoint {
+		return SubStatus
+	}
+	if _, ok := strategy.(finalizeStrategy); ok {
+		return SubFinalize
+	}
+	return ""
 }

@@ -42,6 +42,7 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 	if s.nodeAuthz != nil {
 		feeds = append(feeds, feed{s.store("", "pods"), s.nodeAuthz.Apply})
 	}
+	feeds = append(feeds, feed{s.store("", "namespaces"), s.nsLifecycle.Apply})
 	var wg sync.WaitGroup
 	var once sync.Once
 	synced := make(chan struct{}, len(feeds))

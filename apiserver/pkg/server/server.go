@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/api"
 	"skiff.dev/apiserver/pkg/audit"
 	"skiff.dev/apiserver/pkg/authn"
@@ -67,6 +69,8 @@ type Server struct {
 	// bootstrapped is closed once the bootstrap objects exist.
 	bootstrapped chan struct{}
 	audit        *audit.Logger
+	admission    admission.Chain
+	nsLifecycle  *admission.NamespaceLifecycle
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -98,6 +102,15 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	s.allocator = &registry.ServiceAllocator{Client: s.etcd.client, CIDR: cidr.Masked()}
 	s.allocator.NodePort.Base, s.allocator.NodePort.Size = lo, hi-lo+1
 
+	s.nsLifecycle = admission.NewNamespaceLifecycle(func(ctx context.Context, name string) (*corev1.Namespace, error) {
+		obj, err := s.store("", "namespaces").Get(ctx, "", name)
+		if err != nil {
+			return nil, err
+		}
+		return obj.(*corev1.Namespace), nil
+	}, SystemNamespaces...)
+	s.admission = admission.Chain{s.nsLifecycle, &admission.DefaultTolerationSeconds{Seconds: 300}}
+
 	resources := registry.Resources()
 	for _, r := range resources {
 		info, okInfo := runtimeProtobuf(s.codecs)
@@ -120,6 +133,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 			},
 		})
 		reg.Storage = c
+		reg.Admission = s.admission
 		if r.Kind == "Service" {
 			reg.Hooks = s.allocator
 		}
