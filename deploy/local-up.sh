@@ -40,6 +40,8 @@ start apiserver "$BIN/skiff-apiserver" \
 	--client-ca-file "$SKIFF_HOME/pki/ca.crt" \
 	--etcd-data-dir "$SKIFF_HOME/etcd" \
 	--authorization-mode Node,RBAC \
+	--service-account-signing-key-file "$SKIFF_HOME/pki/sa.key" \
+	--service-account-key-file "$SKIFF_HOME/pki/sa.pub" \
 	--audit-log-path "$SKIFF_HOME/logs/audit.log"
 
 # Wait for readiness with a deadline.

@@ -2,6 +2,7 @@ package api
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -37,6 +38,7 @@ func NewCodecs() *Codecs {
 		rbacv1.AddToScheme,
 		policyv1.AddToScheme,
 		authorizationv1.AddToScheme,
+		authenticationv1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}

@@ -41,11 +41,20 @@ type tokenEntry struct {
 	user  User
 }
 
+// ErrTokenNotRecognized: a token authenticator does not know this kind of
+// token, and the next one may.
+var ErrTokenNotRecognized = errors.New("token not recognized")
+
+// TokenAuthenticator checks a bearer token (service account tokens).
+type TokenAuthenticator func(ctx context.Context, token string) (*User, error)
+
 // Authenticator checks client certificates and bearer tokens.
 type Authenticator struct {
 	// ClientCAs verify client certificates (the TLS layer asks for them).
 	ClientCAs *x509.CertPool
 	tokens    []tokenEntry
+	// Tokens are asked, in order, about bearer tokens not in the token file.
+	Tokens []TokenAuthenticator
 }
 
 // LoadTokenFile reads upstream's static token file format.
@@ -141,6 +150,16 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 				u.Groups = append([]string(nil), u.Groups...)
 				return withAuthenticated(&u), nil
 			}
+		}
+		for _, ta := range a.Tokens {
+			u, err := ta(r.Context(), token)
+			if errors.Is(err, ErrTokenNotRecognized) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrUnauthorized, err)
+			}
+			return withAuthenticated(u), nil
 		}
 		return nil, fmt.Errorf("%w: invalid bearer token", ErrUnauthorized)
 	}

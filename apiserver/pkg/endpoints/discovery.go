@@ -138,6 +138,9 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 				res.Kind, res.Verbs = "Binding", []string{"create"}
 			case registry.SubFinalize:
 				res.Verbs = []string{"update"}
+			case registry.SubToken:
+				res.Group, res.Version, res.Kind = "authentication.k8s.io", "v1", "TokenRequest"
+				res.Verbs = []string{"create"}
 			}
 			list.APIResources = append(list.APIResources, res)
 		}

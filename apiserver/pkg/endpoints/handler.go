@@ -26,6 +26,7 @@ import (
 	"skiff.dev/apiserver/pkg/api"
 	"skiff.dev/apiserver/pkg/printers"
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/serviceaccount"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -42,6 +43,9 @@ type Handler struct {
 	MinRequestTimeout time.Duration
 	// shutdown closes open watches.
 	shutdown <-chan struct{}
+	// Tokens issues service account tokens (serviceaccounts/token); nil
+	// when no signing key is configured.
+	Tokens *serviceaccount.Issuer
 }
 
 // NewHandler builds the handler for the given stores.
@@ -199,6 +203,8 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 			h.bind(w, r, s, ns, name)
 		case sub == registry.SubFinalize && r.Method == http.MethodPut:
 			h.finalize(w, r, s, name)
+		case sub == registry.SubToken && r.Method == http.MethodPost:
+			h.tokenRequest(w, r, s, ns, name)
 		default:
 			res := s.R.Resource
 			if sub != "" {

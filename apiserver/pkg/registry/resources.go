@@ -16,6 +16,7 @@ const (
 	SubScale    = "scale"
 	SubBinding  = "binding"
 	SubFinalize = "finalize"
+	SubToken    = "token"
 )
 
 // Resource is one row of the table: everything the REST layer, discovery
@@ -39,9 +40,11 @@ type Resource struct {
 	Fields         FieldsFunc
 	// Scale serves the scale subresource (autoscaling/v1 Scale).
 	Scale *ScaleAccessor
-	// Binding serves pods/binding; Finalize serves namespaces/finalize.
-	Binding  bool
-	Finalize bool
+	// Binding serves pods/binding; Finalize serves namespaces/finalize;
+	// TokenRequest serves serviceaccounts/token.
+	Binding      bool
+	Finalize     bool
+	TokenRequest bool
 	// GracefulDelete applies to pods: deletion waits for the kubelet.
 	GracefulDelete bool
 	// ReturnDeletedObject: DELETE answers with the object, not a Status.
@@ -80,6 +83,9 @@ func (r *Resource) Subresources() []string {
 	}
 	if r.Finalize {
 		out = append(out, SubFinalize)
+	}
+	if r.TokenRequest {
+		out = append(out, SubToken)
 	}
 	return out
 }
@@ -167,7 +173,7 @@ func Resources() []*Resource {
 			Version: "v1", Kind: "ServiceAccount", Resource: "serviceaccounts", SingularName: "serviceaccount", Namespaced: true,
 			ShortNames: []string{"sa"}, EtcdPrefix: "serviceaccounts",
 			New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
-			Strategy: whole(),
+			Strategy: whole(), TokenRequest: true,
 		},
 		{
 			Group: "apps", Version: "v1", Kind: "ReplicaSet", Resource: "replicasets", SingularName: "replicaset", Namespaced: true,

@@ -18,6 +18,11 @@ type Options struct {
 	TLSKeyFile        string
 	ClientCAFile      string
 	TokenAuthFile     string
+	// Service account tokens.
+	ServiceAccountKeyFiles       []string
+	ServiceAccountSigningKeyFile string
+	ServiceAccountIssuer         string
+
 	AuditLogPath      string
 	AuditLogMaxSize   int
 	AuditLogMaxBackup int
@@ -51,6 +56,7 @@ func NewOptions() *Options {
 		SecurePort:             6443,
 		AuthorizationModes:     []string{"Node", "RBAC"},
 		AuditLogMaxSize:        100,
+		ServiceAccountIssuer:   "https://kubernetes.default.svc.cluster.local",
 		AuditLogMaxBackup:      10,
 		EtcdDataDir:            ".skiff/etcd",
 		EtcdRequestTimeout:     10 * time.Second,
@@ -74,6 +80,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "Client certificates signed by this CA authenticate as their CommonName, with their Organizations as groups.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "A CSV file of bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Ordered list of authorizers: AlwaysAllow, Node, RBAC. Members of system:masters may always do everything.")
+	fs.StringSliceVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles, "PEM files of public (or private) RSA keys that verify service account tokens. Defaults to --service-account-signing-key-file.")
+	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile, "PEM RSA private key that signs service account tokens (serviceaccounts/token).")
+	fs.StringVar(&o.ServiceAccountIssuer, "service-account-issuer", o.ServiceAccountIssuer, "The iss claim of service account tokens, and the audience accepted by default.")
 	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "If set, every request is logged to this file, one JSON line each (audit.k8s.io/v1 Event at Metadata level; bodies are never logged).")
 	fs.IntVar(&o.AuditLogMaxSize, "audit-log-maxsize", o.AuditLogMaxSize, "The maximum size in megabytes of the audit log file before it gets rotated.")
 	fs.IntVar(&o.AuditLogMaxBackup, "audit-log-maxbackup", o.AuditLogMaxBackup, "The maximum number of rotated audit log files to keep.")

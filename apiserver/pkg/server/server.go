@@ -166,6 +166,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if s.authn, err = authn.New(pool, o.TokenAuthFile); err != nil {
 		return nil, fmt.Errorf("--token-auth-file: %w", err)
 	}
+	if err := s.setupServiceAccountTokens(o); err != nil {
+		return nil, err
+	}
 	cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("loading the serving certificate: %w", err)

@@ -25,6 +25,10 @@ func openapiResources(rs []*registry.Resource) []openapi.Resource {
 			Namespaced: r.Namespaced, Verbs: r.Verbs(), ListKind: r.Kind + "List", DeleteReturnsObject: r.ReturnDeletedObject,
 		}
 		for _, sub := range r.Subresources() {
+			if sub == registry.SubToken {
+				// authentication.k8s.io is not in the generated definitions yet.
+				continue
+			}
 			so := openapi.Subresource{Name: sub, Group: r.Group, Version: r.Version, Kind: r.Kind}
 			switch sub {
 			case registry.SubStatus:

@@ -76,6 +76,8 @@ func StartServer(dir string, customize func(*server.Options)) (*TestServer, erro
 	opts.ClientCAFile = filepath.Join(pki, "ca.crt")
 	opts.TokenAuthFile = tokens
 	opts.EtcdDataDir = filepath.Join(dir, "etcd")
+	opts.ServiceAccountSigningKeyFile = filepath.Join(pki, "sa.key")
+	opts.ServiceAccountKeyFiles = []string{filepath.Join(pki, "sa.pub")}
 	opts.ShutdownGracePeriod = time.Second
 	if customize != nil {
 		customize(opts)
