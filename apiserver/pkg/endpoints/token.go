@@ -86,6 +86,8 @@ func (h *Handler) tokenRequest(w http.ResponseWriter, r *http.Request, s *regist
 
 type uidMismatch struct{}
 
-func (uidMismatch) Error() string { return "the UID in the bound object reference does not match the pod" }
+func (uidMismatch) Error() string {
+	return "the UID in the bound object reference does not match the pod"
+}
 
 var errUIDMismatch = uidMismatch{}

@@ -11,13 +11,13 @@ import (
 
 // Options are skiff-apiserver's flags.
 type Options struct {
-	BindAddress       string
-	SecurePort        int
-	AdvertiseAddress  string
-	TLSCertFile       string
-	TLSKeyFile        string
-	ClientCAFile      string
-	TokenAuthFile     string
+	BindAddress      string
+	SecurePort       int
+	AdvertiseAddress string
+	TLSCertFile      string
+	TLSKeyFile       string
+	ClientCAFile     string
+	TokenAuthFile    string
 	// Service account tokens.
 	ServiceAccountKeyFiles       []string
 	ServiceAccountSigningKeyFile string
