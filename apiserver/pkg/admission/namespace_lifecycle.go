@@ -21,7 +21,7 @@ const NamespaceLifecycleName = "NamespaceLifecycle"
 // ago is never refused.
 type NamespaceLifecycle struct {
 	mu         sync.RWMutex
-	namespaces map[string]corev1.NamespacePhase
+	namespaces map[string]nsInfo
 	// Lookup reads a namespace from storage when it is not in memory.
 	Lookup func(ctx context.Context, name string) (*corev1.Namespace, error)
 	// Immortal namespaces may not be deleted.
@@ -30,7 +30,7 @@ type NamespaceLifecycle struct {
 
 // NewNamespaceLifecycle returns the plugin.
 func NewNamespaceLifecycle(lookup func(ctx context.Context, name string) (*corev1.Namespace, error), immortal ...string) *NamespaceLifecycle {
-	n := &NamespaceLifecycle{namespaces: map[string]corev1.NamespacePhase{}, Lookup: lookup, Immortal: map[string]bool{}}
+	n := &NamespaceLifecycle{namespaces: map[string]nsInfo{}, Lookup: lookup, Immortal: map[string]bool{}}
 	for _, i := range immortal {
 		n.Immortal[i] = true
 	}
@@ -50,11 +50,7 @@ func (n *NamespaceLifecycle) Apply(ev watch.Event) {
 	defer n.mu.Unlock()
 	switch ev.Type {
 	case watch.Added, watch.Modified:
-		phase := ns.Status.Phase
-		if ns.DeletionTimestamp != nil {
-			phase = corev1.NamespaceTerminating
-		}
-		n.namespaces[ns.Name] = phase
+		n.namespaces[ns.Name] = infoOf(ns)
 	case watch.Deleted:
 		delete(n.namespaces, ns.Name)
 	}
@@ -85,19 +81,41 @@ func (n *NamespaceLifecycle) Validate(ctx context.Context, a *Attributes) error 
 	return nil
 }
 
-func (n *NamespaceLifecycle) phase(ctx context.Context, name string) (corev1.NamespacePhase, error) {
+// nsInfo is what admission needs of a namespace.
+type nsInfo struct {
+	phase  corev1.NamespacePhase
+	labels map[string]string
+}
+
+func infoOf(ns *corev1.Namespace) nsInfo {
+	phase := ns.Status.Phase
+	if ns.DeletionTimestamp != nil {
+		phase = corev1.NamespaceTerminating
+	}
+	return nsInfo{phase: phase, labels: ns.Labels}
+}
+
+func (n *NamespaceLifecycle) info(ctx context.Context, name string) (nsInfo, error) {
 	n.mu.RLock()
-	phase, ok := n.namespaces[name]
+	info, ok := n.namespaces[name]
 	n.mu.RUnlock()
 	if ok {
-		return phase, nil
+		return info, nil
 	}
 	ns, err := n.Lookup(ctx, name)
 	if err != nil {
-		return "", apierrors.NewNotFound(namespacesGR, name)
+		return nsInfo{}, apierrors.NewNotFound(namespacesGR, name)
 	}
-	if ns.DeletionTimestamp != nil {
-		return corev1.NamespaceTerminating, nil
-	}
-	return ns.Status.Phase, nil
+	return infoOf(ns), nil
+}
+
+func (n *NamespaceLifecycle) phase(ctx context.Context, name string) (corev1.NamespacePhase, error) {
+	info, err := n.info(ctx, name)
+	return info.phase, err
+}
+
+// Labels returns a namespace's labels (PodSecurity reads its level there).
+func (n *NamespaceLifecycle) Labels(ctx context.Context, name string) (map[string]string, error) {
+	info, err := n.info(ctx, name)
+	return info.labels, err
 }

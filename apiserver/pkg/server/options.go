@@ -18,6 +18,10 @@ type Options struct {
 	TLSKeyFile       string
 	ClientCAFile     string
 	TokenAuthFile    string
+	// PodSecurityDefaultLevel applies where a namespace sets no
+	// pod-security.kubernetes.io/enforce label.
+	PodSecurityDefaultLevel string
+
 	// Service account tokens.
 	ServiceAccountKeyFiles       []string
 	ServiceAccountSigningKeyFile string
@@ -52,21 +56,22 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		BindAddress:            "0.0.0.0",
-		SecurePort:             6443,
-		AuthorizationModes:     []string{"Node", "RBAC"},
-		AuditLogMaxSize:        100,
-		ServiceAccountIssuer:   "https://kubernetes.default.svc.cluster.local",
-		AuditLogMaxBackup:      10,
-		EtcdDataDir:            ".skiff/etcd",
-		EtcdRequestTimeout:     10 * time.Second,
-		EtcdCompactionInterval: 5 * time.Minute,
-		ServiceClusterIPRange:  "10.96.0.0/16",
-		ServiceNodePortRange:   "30000-32767",
-		WatchCacheSize:         10000,
-		BookmarkInterval:       time.Minute,
-		MinRequestTimeout:      30 * time.Minute,
-		ShutdownGracePeriod:    5 * time.Second,
+		BindAddress:             "0.0.0.0",
+		SecurePort:              6443,
+		AuthorizationModes:      []string{"Node", "RBAC"},
+		AuditLogMaxSize:         100,
+		ServiceAccountIssuer:    "https://kubernetes.default.svc.cluster.local",
+		PodSecurityDefaultLevel: "baseline",
+		AuditLogMaxBackup:       10,
+		EtcdDataDir:             ".skiff/etcd",
+		EtcdRequestTimeout:      10 * time.Second,
+		EtcdCompactionInterval:  5 * time.Minute,
+		ServiceClusterIPRange:   "10.96.0.0/16",
+		ServiceNodePortRange:    "30000-32767",
+		WatchCacheSize:          10000,
+		BookmarkInterval:        time.Minute,
+		MinRequestTimeout:       30 * time.Minute,
+		ShutdownGracePeriod:     5 * time.Second,
 	}
 }
 
@@ -80,6 +85,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "Client certificates signed by this CA authenticate as their CommonName, with their Organizations as groups.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "A CSV file of bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Ordered list of authorizers: AlwaysAllow, Node, RBAC. Members of system:masters may always do everything.")
+	fs.StringVar(&o.PodSecurityDefaultLevel, "pod-security-default-enforce", o.PodSecurityDefaultLevel, "Pod Security Standards level enforced in namespaces without a pod-security.kubernetes.io/enforce label: privileged or baseline.")
 	fs.StringSliceVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles, "PEM files of public (or private) RSA keys that verify service account tokens. Defaults to --service-account-signing-key-file.")
 	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile, "PEM RSA private key that signs service account tokens (serviceaccounts/token).")
 	fs.StringVar(&o.ServiceAccountIssuer, "service-account-issuer", o.ServiceAccountIssuer, "The iss claim of service account tokens, and the audience accepted by default.")
@@ -122,6 +128,9 @@ func (o *Options) Validate() error {
 	}
 	if _, _, err := parsePortRange(o.ServiceNodePortRange); err != nil {
 		return err
+	}
+	if o.PodSecurityDefaultLevel != "privileged" && o.PodSecurityDefaultLevel != "baseline" {
+		return fmt.Errorf("--pod-security-default-enforce %q: want privileged or baseline", o.PodSecurityDefaultLevel)
 	}
 	if len(o.EtcdServers) == 0 && o.EtcdDataDir == "" {
 		return fmt.Errorf("--etcd-data-dir is required for the embedded etcd")

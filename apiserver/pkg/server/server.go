@@ -109,7 +109,12 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		}
 		return obj.(*corev1.Namespace), nil
 	}, SystemNamespaces...)
-	s.admission = admission.Chain{s.nsLifecycle, &admission.DefaultTolerationSeconds{Seconds: 300}}
+	// Upstream's order of the plugins skiff has.
+	s.admission = admission.Chain{
+		s.nsLifecycle,
+		&admission.DefaultTolerationSeconds{Seconds: 300},
+		&admission.PodSecurity{Labels: s.nsLifecycle.Labels, DefaultLevel: o.PodSecurityDefaultLevel},
+	}
 
 	resources := registry.Resources()
 	for _, r := range resources {

@@ -61,3 +61,25 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+func TestAdmissionPodSecurity(t *testing.T) {
+	ts := start(t, nil)
+	c := ts.Client
+	priv := testPod("priv", "")
+	priv.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
+	priv.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}}}}
+	_, err := c.CoreV1().Pods("default").Create(ctx(t), priv, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `violates PodSecurity "baseline:latest"`) ||
+		!strings.Contains(err.Error(), "privileged") || !strings.Contains(err.Error(), "hostPath") {
+		t.Fatalf("privileged pod with hostPath: %v, want 403 naming both", err)
+	}
+	if _, err := c.CoreV1().Namespaces().Create(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "system-pods",
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().Pods("system-pods").Create(ctx(t), priv, metav1.CreateOptions{}); err != nil {
+		t.Errorf("privileged pod where the namespace allows it: %v", err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
