@@ -27,15 +27,21 @@ func TestPodSecurityBaseline(t *testing.T) {
 		wantError string
 	}{
 		{name: "plain pod", pod: base(nil)},
-		{name: "privileged", pod: base(func(p *corev1.Pod) { p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)} }),
+		{name: "privileged", pod: base(func(p *corev1.Pod) {
+			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+		}),
 			wantError: `privileged (container "app" must not set securityContext.privileged=true)`},
 		{name: "privileged allowed by namespace", nsLabels: map[string]string{EnforceLabel: "privileged"},
-			pod: base(func(p *corev1.Pod) { p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)} })},
+			pod: base(func(p *corev1.Pod) {
+				p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+			})},
 		{name: "hostPath", pod: base(func(p *corev1.Pod) {
 			p.Spec.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
 		}), wantError: `hostPath volume (volume "root")`},
 		{name: "host network", pod: base(func(p *corev1.Pod) { p.Spec.HostNetwork = true }), wantError: "host namespaces (hostNetwork=true)"},
-		{name: "hostPort", pod: base(func(p *corev1.Pod) { p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}} }),
+		{name: "hostPort", pod: base(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+		}),
 			wantError: `hostPort (container "app" uses hostPort 8080)`},
 		{name: "allowed capability", pod: base(func(p *corev1.Pod) {
 			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}}}
