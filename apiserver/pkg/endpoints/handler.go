@@ -404,19 +404,8 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request, s *registry.Store
 
 func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Store, ns string) {
 	gr := s.R.GroupResource()
-	var opts metav1.CreateOptions
-	if err := h.decodeParams(r, &opts); err != nil {
-		h.writeError(w, r, err, gr, "")
-		return
-	}
-	dry, err := dryRun(opts.DryRun)
-	if err != nil {
-		h.writeError(w, r, err, gr, "")
-		return
-	}
-	data, err := readBody(r)
-	if err != nil {
-		h.writeError(w, r, err, gr, "")
+	dry, data, ok := h.writePreamble(w, r, gr, "", &metav1.CreateOptions{})
+	if !ok {
 		return
 	}
 	obj, err := h.decodeBody(w, r, data, s.R.GroupVersionKind(), s.R.New())
@@ -436,19 +425,8 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string, strategy registry.Strategy) {
 	gr := s.R.GroupResource()
-	var opts metav1.UpdateOptions
-	if err := h.decodeParams(r, &opts); err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	dry, err := dryRun(opts.DryRun)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	data, err := readBody(r)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
+	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.UpdateOptions{})
+	if !ok {
 		return
 	}
 	obj, err := h.decodeBody(w, r, data, s.R.GroupVersionKind(), s.R.New())
@@ -602,19 +580,8 @@ func (h *Handler) deleteCollection(w http.ResponseWriter, r *http.Request, s *re
 
 func (h *Handler) bind(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {
 	gr := s.R.GroupResource()
-	var opts metav1.CreateOptions
-	if err := h.decodeParams(r, &opts); err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	dry, err := dryRun(opts.DryRun)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	data, err := readBody(r)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
+	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.CreateOptions{})
+	if !ok {
 		return
 	}
 	obj, err := h.decodeBody(w, r, data, corev1.SchemeGroupVersion.WithKind("Binding"), &corev1.Binding{})
@@ -636,19 +603,8 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, s *registry.Store
 
 func (h *Handler) finalize(w http.ResponseWriter, r *http.Request, s *registry.Store, name string) {
 	gr := s.R.GroupResource()
-	var opts metav1.UpdateOptions
-	if err := h.decodeParams(r, &opts); err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	dry, err := dryRun(opts.DryRun)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	data, err := readBody(r)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
+	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.UpdateOptions{})
+	if !ok {
 		return
 	}
 	obj, err := h.decodeBody(w, r, data, s.R.GroupVersionKind(), s.R.New())
@@ -687,24 +643,14 @@ func (h *Handler) scale(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		h.respond(w, r, http.StatusOK, sc, false)
 		return
 	}
-	var opts metav1.UpdateOptions
-	if err := h.decodeParams(r, &opts); err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	dry, err := dryRun(opts.DryRun)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	data, err := readBody(r)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
+	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.UpdateOptions{})
+	if !ok {
 		return
 	}
 	var patchType string
 	var body *autoscalingv1.Scale
 	if r.Method == http.MethodPatch {
+		var err error
 		if patchType, err = h.patchType(r); err != nil {
 			h.writeError(w, r, err, gr, name)
 			return
@@ -755,4 +701,24 @@ func (h *Handler) scale(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		return
 	}
 	h.respond(w, r, http.StatusOK, sc, false)
+}
+
+// writePreamble reads what every write needs: its options (into opts),
+// whether it is a dry run, and its body. When it fails it has answered.
+func (h *Handler) writePreamble(w http.ResponseWriter, r *http.Request, gr schema.GroupResource, name string, opts runtime.Object) (bool, []byte, bool) {
+	if err := h.decodeParams(r, opts); err != nil {
+		h.writeError(w, r, err, gr, name)
+		return false, nil, false
+	}
+	dry, err := dryRun(r.URL.Query()["dryRun"])
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return false, nil, false
+	}
+	data, err := readBody(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return false, nil, false
+	}
+	return dry, data, true
 }

@@ -106,24 +106,13 @@ func (h *Handler) applyPatch(w http.ResponseWriter, r *http.Request, patchType s
 
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string, strategy registry.Strategy) {
 	gr := s.R.GroupResource()
-	var opts metav1.PatchOptions
-	if err := h.decodeParams(r, &opts); err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	dry, err := dryRun(opts.DryRun)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
 	pt, err := h.patchType(r)
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
 		return
 	}
-	data, err := readBody(r)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
+	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.PatchOptions{})
+	if !ok {
 		return
 	}
 	fn := func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {

@@ -10,6 +10,8 @@ import (
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -321,7 +323,9 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 		if m.GetUID() != em.GetUID() {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), m.GetUID(), "field is immutable"))
 		}
-		errs = append(errs, strategy.ValidateUpdate(ctx, obj, existing)...)
+		// Upstream's validateCommonFields: the whole metadata, on every update.
+		errs = append(errs, apivalidation.ValidateObjectMetaAccessor(m, s.R.Namespaced, path.ValidatePathSegmentName, field.NewPath("metadata"))...)
+		errs = dedupe(append(errs, strategy.ValidateUpdate(ctx, obj, existing)...))
 		if len(errs) > 0 {
 			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
 		}
@@ -556,4 +560,18 @@ func subresourceOf(s *Store, strategy Strategy) string {
 		return SubFinalize
 	}
 	return ""
+}
+
+// dedupe drops errors reported twice (metadata is checked by both the
+// common and the kind's update validation).
+func dedupe(errs field.ErrorList) field.ErrorList {
+	seen := map[string]bool{}
+	out := errs[:0]
+	for _, e := range errs {
+		if k := e.Error(); !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
