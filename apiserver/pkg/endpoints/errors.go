@@ -37,6 +37,8 @@ func ToStatusError(err error, gr schema.GroupResource, name string) *apierrors.S
 		e := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %v", err), 1)
 		e.ErrStatus.Details = &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}, RetryAfterSeconds: 1}
 		return e
+	case errors.Is(err, storage.ErrTooLarge):
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("the object is too large to store: %v", err))
 	case errors.Is(err, storage.ErrInvalid):
 		return apierrors.NewBadRequest(err.Error())
 	case errors.Is(err, storage.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

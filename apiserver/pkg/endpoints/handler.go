@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,6 +61,10 @@ func NewHandler(codecs *api.Codecs, stores []*registry.Store, shutdown <-chan st
 	for _, s := range stores {
 		h.stores[s.R.GroupVersion().WithResource(s.R.Resource)] = s
 	}
+	// Upstream's bound on what JSON patch "copy" operations may add, so a
+	// small patch cannot grow a document without limit. (The library only
+	// offers a package variable; every handler sets the same value.)
+	jsonpatch.AccumulatedCopySizeLimit = MaxRequestBodyBytes
 	return h
 }
 
@@ -286,6 +291,9 @@ func (h *Handler) decodeWith(w http.ResponseWriter, info runtime.SerializerInfo,
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, apierrors.NewBadRequest("the request body is empty")
 	}
+	if containsQuantity(reflect.TypeOf(into).Elem(), 0) && hugeExponent(data) {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body holds a number with an exponent of four or more digits: quantities support exponents up to %d", maxQuantityScale))
+	}
 	obj, actual, err := dec.Decode(data, &gvk, into)
 	if err != nil {
 		if runtime.IsStrictDecodingError(err) && obj != nil {
@@ -350,17 +358,33 @@ func (h *Handler) listOptions(r *http.Request, s *registry.Store) (storage.ListO
 	if _, err := storage.ParseResourceVersion(opts.ResourceVersion); err != nil {
 		return out, nil, apierrors.NewBadRequest(err.Error())
 	}
-	switch opts.ResourceVersionMatch {
-	case "":
-	case metav1.ResourceVersionMatchExact, metav1.ResourceVersionMatchNotOlderThan:
-		if opts.ResourceVersion == "" {
-			return out, nil, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+	if opts.Watch || isWatch(r) {
+		// Upstream's watch rules: resourceVersionMatch only with the
+		// watch-list form (sendInitialEvents).
+		switch {
+		case opts.SendInitialEvents != nil && opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan:
+			return out, nil, apierrors.NewBadRequest("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+		case opts.SendInitialEvents != nil && !opts.AllowWatchBookmarks:
+			return out, nil, apierrors.NewBadRequest("sendInitialEvents requires allowWatchBookmarks=true")
+		case opts.SendInitialEvents == nil && opts.ResourceVersionMatch != "":
+			return out, nil, apierrors.NewBadRequest("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
 		}
-		if opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact && opts.ResourceVersion == "0" {
-			return out, nil, apierrors.NewBadRequest("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"")
+	} else {
+		if opts.SendInitialEvents != nil {
+			return out, nil, apierrors.NewBadRequest("sendInitialEvents is forbidden for list")
 		}
-	default:
-		return out, nil, apierrors.NewBadRequest(fmt.Sprintf("resourceVersionMatch: unsupported value %q", opts.ResourceVersionMatch))
+		switch opts.ResourceVersionMatch {
+		case "":
+		case metav1.ResourceVersionMatchExact, metav1.ResourceVersionMatchNotOlderThan:
+			if opts.ResourceVersion == "" {
+				return out, nil, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+			}
+			if opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact && opts.ResourceVersion == "0" {
+				return out, nil, apierrors.NewBadRequest("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"")
+			}
+		default:
+			return out, nil, apierrors.NewBadRequest(fmt.Sprintf("resourceVersionMatch: unsupported value %q", opts.ResourceVersionMatch))
+		}
 	}
 	if opts.Limit < 0 {
 		return out, nil, apierrors.NewBadRequest("limit must be a non-negative integer")

@@ -87,3 +87,67 @@ func containsQuantity(t reflect.Type, depth int) bool {
 	}
 	return false
 }
+
+// hugeExponent finds a number token with an exponent of four or more
+// digits, such as "1e-2147483648": the quantity parser hangs on those while
+// decoding (upstream has the same bug), so such a body is refused before it
+// is decoded. A token counts only when it stands alone: after a delimiter
+// (or, in protobuf, a length byte) and before a delimiter or a quantity
+// suffix, so hex digests and free text do not trip it.
+func hugeExponent(data []byte) bool {
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	startsToken := func(c byte) bool {
+		switch c {
+		case '"', '\'', ':', ',', '[', ' ', '\t', '\n', '\r':
+			return true
+		}
+		return c < 0x20 || c >= 0x80
+	}
+	endsToken := func(rest []byte) bool {
+		if len(rest) == 0 {
+			return true
+		}
+		switch rest[0] {
+		case '"', '\'', ',', '}', ']', ' ', '\t', '\n', '\r':
+			return true
+		}
+		for _, suffix := range []string{"Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"} {
+			if len(rest) >= len(suffix) && string(rest[:len(suffix)]) == suffix {
+				after := rest[len(suffix):]
+				return len(after) == 0 || after[0] == '"' || after[0] == '\'' || after[0] < 0x20 || after[0] == ',' || after[0] == '}' || after[0] == '\n'
+			}
+		}
+		return rest[0] < 0x20
+	}
+	for i := 0; i < len(data); i++ {
+		if data[i] != 'e' && data[i] != 'E' {
+			continue
+		}
+		// Mantissa: digits and at most one dot, right before the e.
+		j := i
+		for j > 0 && (isDigit(data[j-1]) || data[j-1] == '.') {
+			j--
+		}
+		if j == i {
+			continue
+		}
+		if j > 0 && (data[j-1] == '+' || data[j-1] == '-') {
+			j--
+		}
+		if j > 0 && !startsToken(data[j-1]) {
+			continue
+		}
+		k := i + 1
+		if k < len(data) && (data[k] == '+' || data[k] == '-') {
+			k++
+		}
+		d := k
+		for d < len(data) && isDigit(data[d]) {
+			d++
+		}
+		if d-k >= 4 && endsToken(data[d:]) {
+			return true
+		}
+	}
+	return false
+}

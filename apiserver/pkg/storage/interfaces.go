@@ -22,6 +22,8 @@ var (
 	ErrUnavailable   = errors.New("storage unavailable")
 	ErrTimeout       = errors.New("storage timeout")
 	ErrInvalid       = errors.New("invalid")
+	// ErrTooLarge: the object is larger than the storage accepts.
+	ErrTooLarge = errors.New("object too large for storage")
 	// ErrTooLargeResourceVersion: the client asked for a revision the store has not reached.
 	ErrTooLargeResourceVersion = errors.New("too large resource version")
 )

@@ -19,6 +19,11 @@ func ParseResourceVersion(rv string) (int64, error) {
 	if rv == "" {
 		return 0, nil
 	}
+	for _, c := range rv {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%w: resourceVersion %q is not a valid revision", ErrInvalid, rv)
+		}
+	}
 	v, err := strconv.ParseInt(rv, 10, 64)
 	if err != nil || v < 0 {
 		return 0, fmt.Errorf("%w: resourceVersion %q is not a valid revision", ErrInvalid, rv)

@@ -119,12 +119,24 @@ func mapErr(err error) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrCompacted), errors.Is(err, rpctypes.ErrGRPCCompacted):
 		return fmt.Errorf("%w: %v", storage.ErrGone, err)
+	case errors.Is(err, rpctypes.ErrRequestTooLarge), errors.Is(err, rpctypes.ErrGRPCRequestTooLarge):
+		return fmt.Errorf("%w: %v", storage.ErrTooLarge, err)
+	case errors.Is(err, rpctypes.ErrFutureRev), errors.Is(err, rpctypes.ErrGRPCFutureRev):
+		return fmt.Errorf("%w: %v", storage.ErrTooLargeResourceVersion, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: etcd did not answer in time: %v", storage.ErrTimeout, err)
 	case errors.Is(err, context.Canceled):
 		return err
 	}
 	if st, ok := status.FromError(err); ok {
+		switch st.Message() {
+		case rpctypes.ErrRequestTooLarge.Error():
+			return fmt.Errorf("%w: %v", storage.ErrTooLarge, err)
+		case rpctypes.ErrFutureRev.Error():
+			return fmt.Errorf("%w: %v", storage.ErrTooLargeResourceVersion, err)
+		case rpctypes.ErrCompacted.Error():
+			return fmt.Errorf("%w: %v", storage.ErrGone, err)
+		}
 		switch st.Code() {
 		case codes.Unavailable:
 			return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
