@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"time"
 )
 
 // User is who made a request.
@@ -55,6 +57,46 @@ type Authenticator struct {
 	tokens    []tokenEntry
 	// Tokens are asked, in order, about bearer tokens not in the token file.
 	Tokens []TokenAuthenticator
+	// verified remembers certificates already verified, so a client's
+	// every request does not pay for a signature check (upstream's
+	// verify-options cache does the same).
+	verified certCache
+}
+
+// certCache maps a certificate (all its bytes, not just the signature, so a
+// forged certificate reusing a signature never hits) to the time its verification
+// stops being valid. It is bounded; when full it starts over.
+type certCache struct {
+	mu      sync.Mutex
+	entries map[string]time.Time
+}
+
+const certCacheSize = 4096
+
+func (c *certCache) ok(cert *x509.Certificate, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, found := c.entries[string(cert.Raw)]
+	return found && now.Before(until)
+}
+
+func (c *certCache) add(cert *x509.Certificate, chains [][]*x509.Certificate, now time.Time) {
+	// Valid until the first certificate of the chain expires, and re-checked
+	// at least every five minutes.
+	until := now.Add(5 * time.Minute)
+	for _, chain := range chains {
+		for _, crt := range chain {
+			if crt.NotAfter.Before(until) {
+				until = crt.NotAfter
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= certCacheSize {
+		c.entries = map[string]time.Time{}
+	}
+	c.entries[string(cert.Raw)] = until
 }
 
 // LoadTokenFile reads upstream's static token file format.
@@ -130,8 +172,14 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 		if a.ClientCAs == nil {
 			return nil, fmt.Errorf("%w: client certificates are not accepted", ErrUnauthorized)
 		}
-		if _, err := cert.Verify(opts); err != nil {
-			return nil, fmt.Errorf("%w: verifying certificate: %v", ErrUnauthorized, err)
+		now := time.Now()
+		if !a.verified.ok(cert, now) {
+			opts.CurrentTime = now
+			chains, err := cert.Verify(opts)
+			if err != nil {
+				return nil, fmt.Errorf("%w: verifying certificate: %v", ErrUnauthorized, err)
+			}
+			a.verified.add(cert, chains, now)
 		}
 		if cert.Subject.CommonName == "" {
 			return nil, fmt.Errorf("%w: certificate has no common name", ErrUnauthorized)

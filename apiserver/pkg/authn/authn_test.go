@@ -1,10 +1,12 @@
 package authn
 
 import (
+	"crypto/x509"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseTokens(t *testing.T) {
@@ -85,5 +87,27 @@ func TestBearerTokens(t *testing.T) {
 				t.Errorf("got %+v", u)
 			}
 		})
+	}
+}
+
+func TestCertCacheKeysOnTheWholeCertificate(t *testing.T) {
+	var c certCache
+	now := time.Now()
+	a := &x509.Certificate{Raw: []byte("cert-a"), Signature: []byte("sig"), NotAfter: now.Add(time.Hour)}
+	b := &x509.Certificate{Raw: []byte("cert-b"), Signature: []byte("sig"), NotAfter: now.Add(time.Hour)}
+	c.add(a, [][]*x509.Certificate{{a}}, now)
+	if !c.ok(a, now) {
+		t.Error("verified certificate not remembered")
+	}
+	if c.ok(b, now) {
+		t.Error("a different certificate with the same signature hit the cache")
+	}
+	if c.ok(a, now.Add(6*time.Minute)) {
+		t.Error("verification remembered for more than five minutes")
+	}
+	short := &x509.Certificate{Raw: []byte("short"), NotAfter: now.Add(time.Minute)}
+	c.add(short, [][]*x509.Certificate{{short}}, now)
+	if c.ok(short, now.Add(2*time.Minute)) {
+		t.Error("verification remembered past the certificate's expiry")
 	}
 }
