@@ -1,7 +1,9 @@
 package endpoints
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"sync"
 	"net/http"
 	"time"
 
@@ -53,8 +55,6 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		h.writeError(w, r, apierrors.NewInternalError(errNoFlusher), gr, "")
 		return
 	}
-	framer := t.info.StreamSerializer.Framer.NewFrameWriter(w)
-	enc := restclientwatch.NewEncoder(streaming.NewEncoder(framer, t.info.StreamSerializer.Serializer), t.info.Serializer)
 	contentType := t.mediaType
 	if t.info.MediaType == runtime.ContentTypeProtobuf {
 		contentType = runtime.ContentTypeProtobuf + ";stream=watch"
@@ -97,7 +97,18 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 				}
 				obj = &metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}, ListMeta: metav1.ListMeta{ResourceVersion: rv}}
 			}
-			if err := enc.Encode(&watch.Event{Type: ev.Type, Object: obj}); err != nil {
+			var frame []byte
+			if t.view == viewObject && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {
+				// The cacher hands every watcher the same object: encode it once.
+				frame, err = h.frames.get(ev.Type, obj, t.mediaType, func() ([]byte, error) { return encodeFrame(t, ev.Type, obj) })
+			} else {
+				frame, err = encodeFrame(t, ev.Type, obj)
+			}
+			if err != nil {
+				klog.FromContext(ctx).Error(err, "encoding a watch event")
+				return
+			}
+			if _, err := w.Write(frame); err != nil {
 				klog.FromContext(ctx).V(3).Info("watch client went away", "err", err)
 				return
 			}
@@ -113,3 +124,64 @@ type flushError string
 func (e flushError) Error() string { return string(e) }
 
 const errNoFlusher = flushError("the response writer cannot flush a watch stream")
+
+// encodeFrame renders one watch event as the bytes of one stream frame.
+func encodeFrame(t target, typ watch.EventType, obj runtime.Object) ([]byte, error) {
+	var buf bytes.Buffer
+	fw := t.info.StreamSerializer.Framer.NewFrameWriter(&buf)
+	enc := restclientwatch.NewEncoder(streaming.NewEncoder(fw, t.info.StreamSerializer.Serializer), t.info.Serializer)
+	if err := enc.Encode(&watch.Event{Type: typ, Object: obj}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// frameCache keeps the encoded frames of recent events, so an event that
+// goes to a hundred watchers is encoded once per media type. The key holds
+// the object itself, so it stays alive while cached and a new object can
+// never match at a reused address.
+type frameCache struct {
+	mu      sync.Mutex
+	entries map[frameKey][]byte
+	ring    []frameKey
+	next    int
+}
+
+type frameKey struct {
+	obj   runtime.Object
+	typ   watch.EventType
+	media string
+}
+
+const frameCacheSize = 1024
+
+func (c *frameCache) get(typ watch.EventType, obj runtime.Object, media string, encode func() ([]byte, error)) ([]byte, error) {
+	k := frameKey{obj, typ, media}
+	c.mu.Lock()
+	data, ok := c.entries[k]
+	c.mu.Unlock()
+	if ok {
+		return data, nil
+	}
+	data, err := encode()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = make(map[frameKey][]byte, frameCacheSize)
+	}
+	if _, ok := c.entries[k]; ok {
+		return data, nil
+	}
+	if len(c.ring) < frameCacheSize {
+		c.ring = append(c.ring, k)
+	} else {
+		delete(c.entries, c.ring[c.next])
+		c.ring[c.next] = k
+		c.next = (c.next + 1) % frameCacheSize
+	}
+	c.entries[k] = data
+	return data, nil
+}
