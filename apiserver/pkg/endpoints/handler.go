@@ -44,7 +44,7 @@ type Handler struct {
 	MinRequestTimeout time.Duration
 	// shutdown closes open watches.
 	shutdown <-chan struct{}
-	frames frameCache
+	frames   frameCache
 	// Tokens issues service account tokens (serviceaccounts/token); nil
 	// when no signing key is configured.
 	Tokens *serviceaccount.Issuer

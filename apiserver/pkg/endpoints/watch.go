@@ -3,8 +3,8 @@ package endpoints
 import (
 	"bytes"
 	"math/rand/v2"
-	"sync"
 	"net/http"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
