@@ -66,11 +66,11 @@ func (b *bench) etcdPhase(ctx context.Context) error {
 		name, setting string
 		c             *clientv3.Client
 	}{
-		{"gRPC", "gRPC client to " + u, grpcClient},
+		{"gRPC", "gRPC client on its loopback client URL", grpcClient},
 		{"in-process", "in-process client (the server's own path)", b.ts.Server.EtcdClient()},
 	}
 	for _, k := range kinds {
-		progress("etcd baseline: %d txn puts of %d bytes, %d goroutines, %s client", b.o.etcdWrites, len(b.storedPod), b.o.clients, k.name)
+		progress("etcd baseline: %d txn puts of %d bytes, %d goroutines, %s client (%s)", b.o.etcdWrites, len(b.storedPod), b.o.clients, k.name, u)
 		r, err := etcdWrites(ctx, k.c, "/bench-etcd/"+k.name+"/pods/bench-create-protobuf/pod-", b.storedPod, b.o.clients, b.o.etcdWrites, b.o.duration)
 		if err != nil {
 			return err
