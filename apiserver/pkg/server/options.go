@@ -4,10 +4,15 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 )
+
+// AdmissionPlugins are the plugins skiff has, in the order they run.
+var AdmissionPlugins = []string{"NamespaceLifecycle", "DefaultTolerationSeconds", "PodSecurity"}
 
 // Options are skiff-apiserver's flags.
 type Options struct {
@@ -18,6 +23,8 @@ type Options struct {
 	TLSKeyFile       string
 	ClientCAFile     string
 	TokenAuthFile    string
+	// DisableAdmissionPlugins turns plugins off by name.
+	DisableAdmissionPlugins []string
 	// PodSecurityDefaultLevel applies where a namespace sets no
 	// pod-security.kubernetes.io/enforce label.
 	PodSecurityDefaultLevel string
@@ -85,6 +92,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "Client certificates signed by this CA authenticate as their CommonName, with their Organizations as groups.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "A CSV file of bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Ordered list of authorizers: AlwaysAllow, Node, RBAC. Members of system:masters may always do everything.")
+	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins, "Admission plugins to turn off: NamespaceLifecycle, DefaultTolerationSeconds, PodSecurity.")
 	fs.StringVar(&o.PodSecurityDefaultLevel, "pod-security-default-enforce", o.PodSecurityDefaultLevel, "Pod Security Standards level enforced in namespaces without a pod-security.kubernetes.io/enforce label: privileged or baseline.")
 	fs.StringSliceVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles, "PEM files of public (or private) RSA keys that verify service account tokens. Defaults to --service-account-signing-key-file.")
 	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile, "PEM RSA private key that signs service account tokens (serviceaccounts/token).")
@@ -128,6 +136,11 @@ func (o *Options) Validate() error {
 	}
 	if _, _, err := parsePortRange(o.ServiceNodePortRange); err != nil {
 		return err
+	}
+	for _, p := range o.DisableAdmissionPlugins {
+		if !slices.Contains(AdmissionPlugins, p) {
+			return fmt.Errorf("--disable-admission-plugins: unknown plugin %q (have %s)", p, strings.Join(AdmissionPlugins, ", "))
+		}
 	}
 	if o.PodSecurityDefaultLevel != "privileged" && o.PodSecurityDefaultLevel != "baseline" {
 		return fmt.Errorf("--pod-security-default-enforce %q: want privileged or baseline", o.PodSecurityDefaultLevel)

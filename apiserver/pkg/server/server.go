@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,10 +111,14 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		return obj.(*corev1.Namespace), nil
 	}, SystemNamespaces...)
 	// Upstream's order of the plugins skiff has.
-	s.admission = admission.Chain{
+	for _, p := range []admission.Plugin{
 		s.nsLifecycle,
 		&admission.DefaultTolerationSeconds{Seconds: 300},
 		&admission.PodSecurity{Labels: s.nsLifecycle.Labels, DefaultLevel: o.PodSecurityDefaultLevel},
+	} {
+		if !slices.Contains(o.DisableAdmissionPlugins, p.Name()) {
+			s.admission = append(s.admission, p)
+		}
 	}
 
 	resources := registry.Resources()

@@ -36,7 +36,7 @@ type options struct {
 	cpuProfile  string
 }
 
-var allPhases = []string{"create", "etcd", "list", "watch"}
+var allPhases = []string{"create", "etcd", "list", "watch", "chain"}
 
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
@@ -189,6 +189,7 @@ func (b *bench) runPhases(ctx context.Context) error {
 		{"etcd", b.etcdPhase},
 		{"list", b.listPhase},
 		{"watch", b.watchPhase},
+		{"chain", b.chainPhase},
 	}
 	for _, s := range steps {
 		if !b.o.has(s.name) {

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"skiff.dev/apiserver/pkg/server"
+	"skiff.dev/apiserver/pkg/testserver"
+	"skiff.dev/ctl/pkg/certs"
+)
+
+// chainUser is the bench's writer in the chain phase: not in system:masters,
+// so every request is decided by RBAC.
+const chainUser = "bench-writer"
+
+// chainPhase measures what the request chain costs (issue 3): protobuf pod
+// creates by an RBAC-authorized user on a server with Node,RBAC and every
+// admission plugin, then on a fresh server with AlwaysAllow and no
+// admission. Each run gets a fresh server, so neither inherits the other's
+// data.
+func (b *bench) chainPhase(ctx context.Context) error {
+	configs := []struct {
+		name      string
+		customize func(*server.Options)
+	}{
+		{"Node,RBAC + admission", func(*server.Options) {}},
+		{"AlwaysAllow, no admission", func(so *server.Options) {
+			so.AuthorizationModes = []string{"AlwaysAllow"}
+			so.DisableAdmissionPlugins = server.AdmissionPlugins
+		}},
+	}
+	rates := make([]float64, len(configs))
+	for i, c := range configs {
+		rate, n, err := b.chainRun(ctx, c.customize)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		rates[i] = rate
+		b.add(row{
+			benchmark: "Pod create through the request chain, protobuf",
+			setting:   fmt.Sprintf("%s; user %s; %d clients, %d pods", c.name, chainUser, b.o.clients, n),
+			result:    fmt.Sprintf("**%.0f creates/s**", rate),
+		})
+	}
+	cost := 100 * (1 - rates[0]/rates[1])
+	b.add(row{
+		benchmark: "Cost of authorization and admission",
+		setting:   fmt.Sprintf("%.0f vs %.0f creates/s", rates[0], rates[1]),
+		result:    fmt.Sprintf("**%.1f%% slower**", cost),
+		target:    "< 10% slower",
+		met:       metStr(cost < 10),
+	})
+	return nil
+}
+
+func (b *bench) chainRun(ctx context.Context, customize func(*server.Options)) (float64, int, error) {
+	dir, err := os.MkdirTemp("", "skiff-bench-chain-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	var ts *testserver.TestServer
+	pprof.Do(ctx, pprof.Labels("side", "server"), func(context.Context) {
+		ts, err = testserver.StartServer(dir, func(so *server.Options) {
+			so.EtcdCompactionInterval = 0
+			so.AdvertiseAddress = ""
+			customize(so)
+		})
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer ts.TearDown()
+	const ns = "bench-chain"
+	if _, err := ts.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return 0, 0, err
+	}
+	if _, err := ts.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-writer"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"create", "get", "list"}, APIGroups: []string{""}, Resources: []string{"pods"}}}}, metav1.CreateOptions{}); err != nil {
+		return 0, 0, err
+	}
+	if _, err := ts.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pod-writer"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "pod-writer"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: chainUser}}}, metav1.CreateOptions{}); err != nil {
+		return 0, 0, err
+	}
+	ca, err := certs.LoadCA(ts.PKIDir)
+	if err != nil {
+		return 0, 0, err
+	}
+	kp, err := certs.IssueClientCert(ca, chainUser, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	key, err := kp.KeyPEM()
+	if err != nil {
+		return 0, 0, err
+	}
+	clients := make([]*kubernetes.Clientset, b.o.clients)
+	for i := range clients {
+		cfg := rest.CopyConfig(ts.AdminConfig)
+		cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = "", ""
+		cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = kp.CertPEM(), key
+		cfg.ContentType = contentProtobuf
+		cfg.AcceptContentTypes = contentProtobuf + ", " + contentJSON
+		cfg.Proxy = noProxy
+		cfg.QPS, cfg.Burst, cfg.Timeout = -1, -1, 0
+		if clients[i], err = kubernetes.NewForConfig(cfg); err != nil {
+			return 0, 0, err
+		}
+		// Connect (and wait for RBAC to know the binding) before measuring.
+		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := clients[i].CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+			return err == nil, nil
+		}); err != nil {
+			return 0, 0, fmt.Errorf("%s cannot list pods: %w", chainUser, err)
+		}
+	}
+	progress("creating %d pods in %s as %s", b.o.creates, ts.URL, chainUser)
+	r, err := createPods(ctx, clients, ns, "pod", b.o.creates, b.o.duration)
+	if err != nil {
+		return 0, 0, err
+	}
+	return r.rate(), r.n, nil
+}
