@@ -40,6 +40,13 @@ func NewNamespaceLifecycle(lookup func(ctx context.Context, name string) (*corev
 // Name implements Plugin.
 func (*NamespaceLifecycle) Name() string { return NamespaceLifecycleName }
 
+// Reset forgets every namespace, before the whole state is applied again.
+func (n *NamespaceLifecycle) Reset() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.namespaces = map[string]nsInfo{}
+}
+
 // Apply records a namespace watch event.
 func (n *NamespaceLifecycle) Apply(ev watch.Event) {
 	ns, ok := ev.Object.(*corev1.Namespace)

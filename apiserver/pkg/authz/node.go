@@ -67,6 +67,13 @@ func (n *Node) addRefs(p *podRefs, delta int) {
 	add("persistentvolumeclaims", p.claims)
 }
 
+// Reset forgets every pod, before the whole state is applied again.
+func (n *Node) Reset() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.pods, n.refs = map[string]*podRefs{}, map[string]map[string]int{}
+}
+
 // Apply records one pod watch event in the graph.
 func (n *Node) Apply(ev watch.Event) {
 	pod, ok := ev.Object.(*corev1.Pod)

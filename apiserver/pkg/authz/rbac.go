@@ -77,6 +77,24 @@ func (r *RBAC) Apply(ev watch.Event) {
 	}
 }
 
+// Reset forgets every object of one resource (roles, clusterroles,
+// rolebindings or clusterrolebindings), before its whole state is applied
+// again.
+func (r *RBAC) Reset(resource string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch resource {
+	case "roles":
+		r.roles = map[string]*rbacv1.Role{}
+	case "clusterroles":
+		r.clusterRoles = map[string]*rbacv1.ClusterRole{}
+	case "rolebindings":
+		r.roleBindings = map[string]map[string]*rbacv1.RoleBinding{}
+	case "clusterrolebindings":
+		r.clusterRoleBindings = map[string]*rbacv1.ClusterRoleBinding{}
+	}
+}
+
 // Authorize implements Authorizer. RBAC never denies: it allows or abstains.
 func (r *RBAC) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
 	if a.User == nil {

@@ -32,17 +32,19 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 	type feed struct {
 		store *registry.Store
 		apply func(watch.Event)
+		reset func()
 	}
 	var feeds []feed
 	if s.rbac != nil {
 		for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
-			feeds = append(feeds, feed{s.store("rbac.authorization.k8s.io", res), s.rbac.Apply})
+			res := res
+			feeds = append(feeds, feed{s.store("rbac.authorization.k8s.io", res), s.rbac.Apply, func() { s.rbac.Reset(res) }})
 		}
 	}
 	if s.nodeAuthz != nil {
-		feeds = append(feeds, feed{s.store("", "pods"), s.nodeAuthz.Apply})
+		feeds = append(feeds, feed{s.store("", "pods"), s.nodeAuthz.Apply, s.nodeAuthz.Reset})
 	}
-	feeds = append(feeds, feed{s.store("", "namespaces"), s.nsLifecycle.Apply})
+	feeds = append(feeds, feed{s.store("", "namespaces"), s.nsLifecycle.Apply, s.nsLifecycle.Reset})
 	var wg sync.WaitGroup
 	var once sync.Once
 	synced := make(chan struct{}, len(feeds))
@@ -50,7 +52,7 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.feed(ctx, f.store, f.apply, synced)
+			s.feed(ctx, f.store, f.apply, f.reset, synced)
 		}()
 	}
 	go func() {
@@ -69,7 +71,7 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 
 // feed watches one resource from the cache, starting with its whole state,
 // and resumes from the last revision when the watch ends.
-func (s *Server) feed(ctx context.Context, st *registry.Store, apply func(watch.Event), synced chan<- struct{}) {
+func (s *Server) feed(ctx context.Context, st *registry.Store, apply func(watch.Event), reset func(), synced chan<- struct{}) {
 	logger := klog.FromContext(ctx).WithValues("resource", st.R.Resource)
 	rv := ""
 	first := true
@@ -92,13 +94,23 @@ func (s *Server) feed(ctx context.Context, st *registry.Store, apply func(watch.
 			}
 			continue
 		}
+		fresh := rv == ""
+		var initial []watch.Event
 		for ev := range w.ResultChan() {
-			if m, err := meta.Accessor(ev.Object); err == nil && m.GetResourceVersion() != "" {
-				rv = m.GetResourceVersion()
-			}
+			m, _ := meta.Accessor(ev.Object)
 			if ev.Type == watch.Bookmark {
-				if first {
-					if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+				if m != nil && m.GetResourceVersion() != "" && !fresh {
+					rv = m.GetResourceVersion()
+				}
+				if fresh && m != nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					// The whole state has arrived: it replaces what was known,
+					// so objects deleted while the watch was down are dropped.
+					reset()
+					for _, e := range initial {
+						apply(e)
+					}
+					initial, fresh, rv = nil, false, m.GetResourceVersion()
+					if first {
 						first = false
 						synced <- struct{}{}
 					}
@@ -109,7 +121,18 @@ func (s *Server) feed(ctx context.Context, st *registry.Store, apply func(watch.
 				rv = ""
 				break
 			}
+			if fresh {
+				initial = append(initial, ev)
+				continue
+			}
+			if m != nil && m.GetResourceVersion() != "" {
+				rv = m.GetResourceVersion()
+			}
 			apply(ev)
+		}
+		if fresh {
+			// Ended before the whole state arrived: start over.
+			rv = ""
 		}
 		w.Stop()
 	}
