@@ -72,7 +72,6 @@ func TestRBACBindingsAggregationAndReset(t *testing.T) {
 	}
 }
 
-
 func TestNodeAuthorizerGraph(t *testing.T) {
 	n := NewNode()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "a",
