@@ -1,6 +1,7 @@
 package api
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -39,6 +40,7 @@ func NewCodecs() *Codecs {
 		policyv1.AddToScheme,
 		authorizationv1.AddToScheme,
 		authenticationv1.AddToScheme,
+		admissionregistrationv1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}

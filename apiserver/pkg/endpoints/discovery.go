@@ -31,7 +31,7 @@ func NewDiscovery(h *Handler, resources []*registry.Resource, v version.Info, se
 }
 
 // groupOrder is upstream's order of groups in /apis.
-var groupOrder = []string{"apps", "authorization.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"}
+var groupOrder = []string{"apps", "authorization.k8s.io", "admissionregistration.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"}
 
 func (d *Discovery) groups() []metav1.APIGroup {
 	seen := map[string]*metav1.APIGroup{}

@@ -19,7 +19,10 @@ apiserver="$(cd "${here}/../.." && pwd)"
 
 packages=(
 	k8s.io/api/core/v1
+	k8s.io/api/admissionregistration/v1
 	k8s.io/api/apps/v1
+	k8s.io/api/authentication/v1
+	k8s.io/api/authorization/v1
 	k8s.io/api/autoscaling/v1
 	k8s.io/api/coordination/v1
 	k8s.io/api/discovery/v1

@@ -5,7 +5,10 @@ import (
 	"reflect"
 	"sort"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +31,10 @@ const extensionGVK = "x-kubernetes-group-version-kind"
 // generate.sh the same.
 var schemeBuilders = []func(*runtime.Scheme) error{
 	corev1.AddToScheme,
+	admissionregistrationv1.AddToScheme,
 	appsv1.AddToScheme,
+	authenticationv1.AddToScheme,
+	authorizationv1.AddToScheme,
 	autoscalingv1.AddToScheme,
 	coordinationv1.AddToScheme,
 	discoveryv1.AddToScheme,

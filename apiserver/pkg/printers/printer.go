@@ -52,6 +52,7 @@ func New(opts ...Option) *Printer {
 	p.addCoreHandlers()
 	p.addAppsHandlers()
 	p.addOtherHandlers()
+	p.addAdmissionRegistrationHandlers()
 	return p
 }
 

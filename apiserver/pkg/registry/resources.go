@@ -1,6 +1,7 @@
 package registry
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -199,6 +200,20 @@ func Resources() []*Resource {
 			Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice", Resource: "endpointslices", SingularName: "endpointslice", Namespaced: true,
 			EtcdPrefix: "endpointslices",
 			New:        func() runtime.Object { return &discoveryv1.EndpointSlice{} }, NewList: func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
+			Strategy: whole(withGeneration),
+		},
+		{
+			Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration", Resource: "mutatingwebhookconfigurations",
+			SingularName: "mutatingwebhookconfiguration", EtcdPrefix: "mutatingwebhookconfigurations", Categories: []string{"api-extensions"},
+			New:      func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
+			NewList:  func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfigurationList{} },
+			Strategy: whole(withGeneration),
+		},
+		{
+			Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration", Resource: "validatingwebhookconfigurations",
+			SingularName: "validatingwebhookconfiguration", EtcdPrefix: "validatingwebhookconfigurations", Categories: []string{"api-extensions"},
+			New:      func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
+			NewList:  func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} },
 			Strategy: whole(withGeneration),
 		},
 		{

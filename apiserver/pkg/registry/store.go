@@ -129,6 +129,9 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 	if err := s.admit(ctx, attrs); err != nil {
 		return nil, err
 	}
+	// What mutating admission added (a webhook's sidecar) is defaulted too,
+	// as upstream decodes a webhook's patched object again.
+	Default(obj)
 	s.R.Strategy.PrepareForCreate(ctx, obj)
 	for attempt := 0; ; attempt++ {
 		if generated {
@@ -249,6 +252,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 			if err := s.admit(ctx, attrs); err != nil {
 				return nil, err
 			}
+			Default(obj)
 			strategy.PrepareForCreate(ctx, obj)
 			if errs := s.validateCreate(ctx, obj); len(errs) > 0 {
 				return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
@@ -310,6 +314,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 		if err := s.admit(ctx, attrs); err != nil {
 			return nil, err
 		}
+		Default(obj)
 		strategy.PrepareForUpdate(ctx, obj, existing)
 		// Allocations are kept or made before validation, as on create.
 		if h, ok := s.Hooks.(UpdateHook); ok && !dryRun {

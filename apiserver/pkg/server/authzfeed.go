@@ -44,7 +44,9 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 	if s.nodeAuthz != nil {
 		feeds = append(feeds, feed{s.store("", "pods"), s.nodeAuthz.Apply, s.nodeAuthz.Reset})
 	}
-	feeds = append(feeds, feed{s.store("", "namespaces"), s.nsLifecycle.Apply, s.nsLifecycle.Reset})
+	feeds = append(feeds, feed{s.store("", "namespaces"), s.nsLifecycle.Apply, s.nsLifecycle.Reset},
+		feed{s.store("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), s.webhooks.Apply, func() { s.webhooks.Reset(true) }},
+		feed{s.store("admissionregistration.k8s.io", "validatingwebhookconfigurations"), s.webhooks.Apply, func() { s.webhooks.Reset(false) }})
 	var wg sync.WaitGroup
 	var once sync.Once
 	synced := make(chan struct{}, len(feeds))

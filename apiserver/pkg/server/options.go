@@ -12,7 +12,7 @@ import (
 )
 
 // AdmissionPlugins are the plugins skiff has, in the order they run.
-var AdmissionPlugins = []string{"NamespaceLifecycle", "DefaultTolerationSeconds", "PodSecurity"}
+var AdmissionPlugins = []string{"NamespaceLifecycle", "DefaultTolerationSeconds", "PodSecurity", "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"}
 
 // Options are skiff-apiserver's flags.
 type Options struct {
@@ -92,7 +92,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "Client certificates signed by this CA authenticate as their CommonName, with their Organizations as groups.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "A CSV file of bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Ordered list of authorizers: AlwaysAllow, Node, RBAC. Members of system:masters may always do everything.")
-	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins, "Admission plugins to turn off: NamespaceLifecycle, DefaultTolerationSeconds, PodSecurity.")
+	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins, "Admission plugins to turn off: NamespaceLifecycle, DefaultTolerationSeconds, PodSecurity, MutatingAdmissionWebhook, ValidatingAdmissionWebhook.")
 	fs.StringVar(&o.PodSecurityDefaultLevel, "pod-security-default-enforce", o.PodSecurityDefaultLevel, "Pod Security Standards level enforced in namespaces without a pod-security.kubernetes.io/enforce label: privileged or baseline.")
 	fs.StringSliceVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles, "PEM files of public (or private) RSA keys that verify service account tokens. Defaults to --service-account-signing-key-file.")
 	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile, "PEM RSA private key that signs service account tokens (serviceaccounts/token).")

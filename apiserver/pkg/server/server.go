@@ -72,6 +72,7 @@ type Server struct {
 	audit        *audit.Logger
 	admission    admission.Chain
 	nsLifecycle  *admission.NamespaceLifecycle
+	webhooks     *admission.Webhooks
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -111,10 +112,13 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		return obj.(*corev1.Namespace), nil
 	}, SystemNamespaces...)
 	// Upstream's order of the plugins skiff has.
+	s.webhooks = admission.NewWebhooks(s.nsLifecycle.Labels, s.resolveWebhookService)
 	for _, p := range []admission.Plugin{
 		s.nsLifecycle,
 		&admission.DefaultTolerationSeconds{Seconds: 300},
 		&admission.PodSecurity{Labels: s.nsLifecycle.Labels, DefaultLevel: o.PodSecurityDefaultLevel},
+		admission.MutatingWebhooks{Webhooks: s.webhooks},
+		admission.ValidatingWebhooks{Webhooks: s.webhooks},
 	} {
 		if !slices.Contains(o.DisableAdmissionPlugins, p.Name()) {
 			s.admission = append(s.admission, p)
@@ -506,4 +510,18 @@ func defaultAdvertiseAddress() string {
 		}
 	}
 	return ""
+}
+
+// resolveWebhookService sends webhook calls for a Service to its cluster IP,
+// checking the certificate for <name>.<namespace>.svc as upstream does.
+func (s *Server) resolveWebhookService(ctx context.Context, namespace, name string, port int32, path string) (string, string, error) {
+	obj, err := s.store("", "services").Get(ctx, namespace, name)
+	if err != nil {
+		return "", "", fmt.Errorf("webhook service %s/%s: %w", namespace, name, err)
+	}
+	svc := obj.(*corev1.Service)
+	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return "", "", fmt.Errorf("webhook service %s/%s has no cluster IP", namespace, name)
+	}
+	return fmt.Sprintf("https://%s%s", net.JoinHostPort(svc.Spec.ClusterIP, fmt.Sprint(port)), path), name + "." + namespace + ".svc", nil
 }

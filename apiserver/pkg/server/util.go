@@ -25,10 +25,6 @@ func openapiResources(rs []*registry.Resource) []openapi.Resource {
 			Namespaced: r.Namespaced, Verbs: r.Verbs(), ListKind: r.Kind + "List", DeleteReturnsObject: r.ReturnDeletedObject,
 		}
 		for _, sub := range r.Subresources() {
-			if sub == registry.SubToken {
-				// authentication.k8s.io is not in the generated definitions yet.
-				continue
-			}
 			so := openapi.Subresource{Name: sub, Group: r.Group, Version: r.Version, Kind: r.Kind}
 			switch sub {
 			case registry.SubStatus:
@@ -41,6 +37,9 @@ func openapiResources(rs []*registry.Resource) []openapi.Resource {
 				so.Verbs = []string{"create"}
 			case registry.SubFinalize:
 				so.Verbs = []string{"update"}
+			case registry.SubToken:
+				so.Group, so.Version, so.Kind = "authentication.k8s.io", "v1", "TokenRequest"
+				so.Verbs = []string{"create"}
 			}
 			o.Subresources = append(o.Subresources, so)
 		}

@@ -91,6 +91,13 @@ func TestAuthorization(t *testing.T) {
 	proxy := clientAs(t, ts, "system:kube-proxy")
 	alice := clientAs(t, ts, "alice", "devs")
 
+	// The Node authorizer learns of the pod through its watch: wait until it has.
+	if err := waitFor(t, func() error {
+		_, err := node1.CoreV1().Secrets("default").Get(c, "used", metav1.GetOptions{})
+		return err
+	}); err != nil {
+		t.Fatalf("the node authorizer never saw the pod: %v", err)
+	}
 	statusUpdate := func(cs *kubernetes.Clientset) error {
 		p, err := admin.CoreV1().Pods("default").Get(c, "on-node-1", metav1.GetOptions{})
 		if err != nil {

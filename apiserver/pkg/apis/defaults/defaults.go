@@ -1,6 +1,7 @@
 package defaults
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -14,6 +15,14 @@ import (
 // skiff does not default (and typed nil pointers) are left untouched.
 func Default(obj runtime.Object) {
 	switch o := obj.(type) {
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		if o != nil {
+			DefaultMutatingWebhookConfiguration(o)
+		}
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		if o != nil {
+			DefaultValidatingWebhookConfiguration(o)
+		}
 	case *corev1.Namespace:
 		if o != nil {
 			DefaultNamespace(o)

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -22,6 +23,10 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 		return nilObjectError(obj)
 	}
 	switch o := obj.(type) {
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		return ValidateMutatingWebhookConfiguration(o)
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		return ValidateValidatingWebhookConfiguration(o)
 	case *corev1.Namespace:
 		return ValidateNamespace(o)
 	case *corev1.Pod:
@@ -76,6 +81,14 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	}
 	mismatch := field.ErrorList{field.InternalError(field.NewPath(""), fmt.Errorf("cannot validate an update of a %T to a %T", old, obj))}
 	switch o := obj.(type) {
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		if oldObj, ok := old.(*admissionregistrationv1.MutatingWebhookConfiguration); ok {
+			return append(validateObjectMetaUpdate(&o.ObjectMeta, &oldObj.ObjectMeta, metadataPath), ValidateMutatingWebhookConfiguration(o)...)
+		}
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		if oldObj, ok := old.(*admissionregistrationv1.ValidatingWebhookConfiguration); ok {
+			return append(validateObjectMetaUpdate(&o.ObjectMeta, &oldObj.ObjectMeta, metadataPath), ValidateValidatingWebhookConfiguration(o)...)
+		}
 	case *corev1.Namespace:
 		if oldObj, ok := old.(*corev1.Namespace); ok {
 			return ValidateNamespaceUpdate(o, oldObj)
@@ -159,7 +172,8 @@ func knownKind(obj runtime.Object) bool {
 		*corev1.ConfigMap, *corev1.Secret, *corev1.Event, *corev1.ServiceAccount,
 		*appsv1.ReplicaSet, *appsv1.Deployment, *autoscalingv1.Scale, *coordinationv1.Lease,
 		*discoveryv1.EndpointSlice, *rbacv1.Role, *rbacv1.ClusterRole, *rbacv1.RoleBinding,
-		*rbacv1.ClusterRoleBinding:
+		*rbacv1.ClusterRoleBinding, *admissionregistrationv1.MutatingWebhookConfiguration,
+		*admissionregistrationv1.ValidatingWebhookConfiguration:
 		return true
 	}
 	return false

@@ -1,0 +1,476 @@
+package admission
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+)
+
+// Plugin names, as upstream's.
+const (
+	MutatingWebhookName   = "MutatingAdmissionWebhook"
+	ValidatingWebhookName = "ValidatingAdmissionWebhook"
+)
+
+// ServiceResolver turns a webhook's service reference into a URL and the
+// TLS server name to check.
+type ServiceResolver func(ctx context.Context, namespace, name string, port int32, path string) (url, serverName string, err error)
+
+// Webhooks calls users' admission webhooks, as upstream's
+// MutatingAdmissionWebhook and ValidatingAdmissionWebhook do, from the
+// configurations it is fed (Apply).
+type Webhooks struct {
+	mu         sync.RWMutex
+	mutating   map[string]*admissionregistrationv1.MutatingWebhookConfiguration
+	validating map[string]*admissionregistrationv1.ValidatingWebhookConfiguration
+	clients    map[string]*http.Client // by CA bundle
+
+	// Labels returns a namespace's labels, for namespaceSelector.
+	Labels func(ctx context.Context, namespace string) (map[string]string, error)
+	// Resolve finds a webhook service.
+	Resolve ServiceResolver
+}
+
+// NewWebhooks returns the shared state of both webhook plugins.
+func NewWebhooks(labels func(ctx context.Context, namespace string) (map[string]string, error), resolve ServiceResolver) *Webhooks {
+	return &Webhooks{
+		mutating:   map[string]*admissionregistrationv1.MutatingWebhookConfiguration{},
+		validating: map[string]*admissionregistrationv1.ValidatingWebhookConfiguration{},
+		clients:    map[string]*http.Client{},
+		Labels:     labels,
+		Resolve:    resolve,
+	}
+}
+
+// Apply records a webhook configuration watch event.
+func (w *Webhooks) Apply(ev watch.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch o := ev.Object.(type) {
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		if ev.Type == watch.Deleted {
+			delete(w.mutating, o.Name)
+		} else if ev.Type == watch.Added || ev.Type == watch.Modified {
+			w.mutating[o.Name] = o
+		}
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		if ev.Type == watch.Deleted {
+			delete(w.validating, o.Name)
+		} else if ev.Type == watch.Added || ev.Type == watch.Modified {
+			w.validating[o.Name] = o
+		}
+	}
+}
+
+// Reset forgets one kind of configuration before its state is applied again.
+func (w *Webhooks) Reset(mutating bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if mutating {
+		w.mutating = map[string]*admissionregistrationv1.MutatingWebhookConfiguration{}
+	} else {
+		w.validating = map[string]*admissionregistrationv1.ValidatingWebhookConfiguration{}
+	}
+}
+
+// hook is one webhook to call, whichever its kind.
+type hook struct {
+	name              string
+	config            admissionregistrationv1.WebhookClientConfig
+	rules             []admissionregistrationv1.RuleWithOperations
+	failurePolicy     admissionregistrationv1.FailurePolicyType
+	namespaceSelector *metav1.LabelSelector
+	objectSelector    *metav1.LabelSelector
+	timeout           time.Duration
+}
+
+func (w *Webhooks) hooks(mutating bool) []hook {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	var names []string
+	if mutating {
+		for n := range w.mutating {
+			names = append(names, n)
+		}
+	} else {
+		for n := range w.validating {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []hook
+	mk := func(name string, cc admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations, fp *admissionregistrationv1.FailurePolicyType, ns, obj *metav1.LabelSelector, t *int32) hook {
+		h := hook{name: name, config: cc, rules: rules, failurePolicy: admissionregistrationv1.Fail, namespaceSelector: ns, objectSelector: obj, timeout: 10 * time.Second}
+		if fp != nil {
+			h.failurePolicy = *fp
+		}
+		if t != nil {
+			h.timeout = time.Duration(*t) * time.Second
+		}
+		return h
+	}
+	for _, n := range names {
+		if mutating {
+			for _, wh := range w.mutating[n].Webhooks {
+				out = append(out, mk(wh.Name, wh.ClientConfig, wh.Rules, wh.FailurePolicy, wh.NamespaceSelector, wh.ObjectSelector, wh.TimeoutSeconds))
+			}
+		} else {
+			for _, wh := range w.validating[n].Webhooks {
+				out = append(out, mk(wh.Name, wh.ClientConfig, wh.Rules, wh.FailurePolicy, wh.NamespaceSelector, wh.ObjectSelector, wh.TimeoutSeconds))
+			}
+		}
+	}
+	return out
+}
+
+func matches(list []string, v string) bool {
+	for _, x := range list {
+		if x == "*" || x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleMatches is upstream's rule matching: "*" matches every resource but
+// no subresource, "*/*" everything, "pods/*" every subresource of pods.
+func ruleMatches(r admissionregistrationv1.RuleWithOperations, a *Attributes) bool {
+	if !matches(opStrings(r.Operations), string(a.Operation)) || !matches(r.APIGroups, a.Resource.Group) || !matches(r.APIVersions, a.Resource.Version) {
+		return false
+	}
+	resOK := false
+	for _, res := range r.Resources {
+		parts := strings.SplitN(res, "/", 2)
+		switch {
+		case len(parts) == 1:
+			resOK = a.Subresource == "" && (res == "*" || res == a.Resource.Resource)
+		default:
+			resOK = (parts[0] == "*" || parts[0] == a.Resource.Resource) && (parts[1] == "*" || parts[1] == a.Subresource)
+		}
+		if resOK {
+			break
+		}
+	}
+	if !resOK {
+		return false
+	}
+	scope := admissionregistrationv1.AllScopes
+	if r.Scope != nil {
+		scope = *r.Scope
+	}
+	switch scope {
+	case admissionregistrationv1.ClusterScope:
+		return a.Namespace == "" || a.Resource.Resource == "namespaces"
+	case admissionregistrationv1.NamespacedScope:
+		return a.Namespace != "" && a.Resource.Resource != "namespaces"
+	}
+	return true
+}
+
+func opStrings(ops []admissionregistrationv1.OperationType) []string {
+	out := make([]string, len(ops))
+	for i, o := range ops {
+		out[i] = string(o)
+	}
+	return out
+}
+
+func objLabels(obj runtime.Object) map[string]string {
+	if obj == nil {
+		return nil
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetLabels()
+	}
+	return nil
+}
+
+func (w *Webhooks) selected(ctx context.Context, h hook, a *Attributes) (bool, error) {
+	matched := false
+	for _, r := range h.rules {
+		if ruleMatches(r, a) {
+			matched = true
+			break
+		}
+	}
+	if !matched {
+		return false, nil
+	}
+	if sel := h.objectSelector; sel != nil && (len(sel.MatchLabels) > 0 || len(sel.MatchExpressions) > 0) {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return false, err
+		}
+		if !s.Matches(labels.Set(objLabels(a.Object))) && !s.Matches(labels.Set(objLabels(a.OldObject))) {
+			return false, nil
+		}
+	}
+	if sel := h.namespaceSelector; sel != nil && (len(sel.MatchLabels) > 0 || len(sel.MatchExpressions) > 0) {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return false, err
+		}
+		var nsLabels map[string]string
+		switch {
+		case a.Resource.Resource == "namespaces" && a.Resource.Group == "":
+			nsLabels = objLabels(a.Object)
+			if nsLabels == nil {
+				nsLabels = objLabels(a.OldObject)
+			}
+		case a.Namespace != "":
+			if nsLabels, err = w.Labels(ctx, a.Namespace); err != nil {
+				return false, err
+			}
+		}
+		if !s.Matches(labels.Set(nsLabels)) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// exempt: webhooks never see webhook configurations (so a broken webhook
+// can always be removed), nor access reviews.
+func exempt(a *Attributes) bool {
+	return a.Resource.Group == "admissionregistration.k8s.io" || a.Resource.Group == "authorization.k8s.io"
+}
+
+func (w *Webhooks) client(caBundle []byte) (*http.Client, error) {
+	key := string(caBundle)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.clients[key]; ok {
+		return c, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(caBundle) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(caBundle) {
+			return nil, fmt.Errorf("caBundle holds no PEM certificate")
+		}
+		cfg.RootCAs = pool
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}}
+	w.clients[key] = c
+	return c, nil
+}
+
+// call sends one AdmissionReview and returns the webhook's response.
+func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (*admissionv1.AdmissionResponse, error) {
+	url, serverName := "", ""
+	switch {
+	case h.config.URL != nil:
+		url = *h.config.URL
+	case h.config.Service != nil:
+		port := int32(443)
+		if h.config.Service.Port != nil {
+			port = *h.config.Service.Port
+		}
+		path := ""
+		if h.config.Service.Path != nil {
+			path = *h.config.Service.Path
+		}
+		var err error
+		if url, serverName, err = w.Resolve(ctx, h.config.Service.Namespace, h.config.Service.Name, port, path); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("no url or service")
+	}
+	req := &admissionv1.AdmissionRequest{
+		UID:         typesUID(uuid.NewString()),
+		Kind:        metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind},
+		Resource:    metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource},
+		SubResource: a.Subresource, Name: a.Name, Namespace: a.Namespace, Operation: admissionv1.Operation(a.Operation),
+		DryRun: &a.DryRun,
+	}
+	req.RequestKind, req.RequestResource, req.RequestSubResource = &req.Kind, &req.Resource, a.Subresource
+	if a.User != nil {
+		req.UserInfo = authenticationv1.UserInfo{Username: a.User.Name, UID: a.User.UID, Groups: a.User.Groups}
+	}
+	var err error
+	if a.Object != nil {
+		if req.Object.Raw, err = json.Marshal(a.Object); err != nil {
+			return nil, err
+		}
+	}
+	if a.OldObject != nil {
+		if req.OldObject.Raw, err = json.Marshal(a.OldObject); err != nil {
+			return nil, err
+		}
+	}
+	review := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Request: req}
+	body, err := json.Marshal(review)
+	if err != nil {
+		return nil, err
+	}
+	c, err := w.client(h.config.CABundle)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	httpReq.Header.Set("Content-Type", "application/json")
+	httpReq.Header.Set("Accept", "application/json")
+	if serverName != "" {
+		httpReq.Host = serverName
+	}
+	resp, err := c.Do(httpReq)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 3*1024*1024))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the webhook answered %d", resp.StatusCode)
+	}
+	var out admissionv1.AdmissionReview
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("the webhook's answer is not an AdmissionReview: %v", err)
+	}
+	if out.Response == nil {
+		return nil, fmt.Errorf("the webhook's AdmissionReview has no response")
+	}
+	if out.Response.UID != req.UID {
+		return nil, fmt.Errorf("the webhook answered for uid %q, expected %q", out.Response.UID, req.UID)
+	}
+	return out.Response, nil
+}
+
+// denied is upstream's error for a webhook that refused a request.
+func denied(name string, result *metav1.Status) error {
+	deniedBy := fmt.Sprintf("admission webhook %q denied the request", name)
+	st := metav1.Status{Status: metav1.StatusFailure}
+	if result != nil {
+		st = *result
+	}
+	if st.Code < http.StatusBadRequest {
+		st.Code = http.StatusBadRequest
+	}
+	if st.Status == "" || st.Status == metav1.StatusSuccess {
+		st.Status = metav1.StatusFailure
+	}
+	switch {
+	case st.Message != "":
+		st.Message = fmt.Sprintf("%s: %s", deniedBy, st.Message)
+	case st.Reason != "":
+		st.Message = fmt.Sprintf("%s: %s", deniedBy, st.Reason)
+	default:
+		st.Message = deniedBy + " without explanation"
+	}
+	return &apierrors.StatusError{ErrStatus: st}
+}
+
+// run calls every matching webhook of one kind in order.
+func (w *Webhooks) run(ctx context.Context, a *Attributes, mutating bool) error {
+	if exempt(a) {
+		return nil
+	}
+	for _, h := range w.hooks(mutating) {
+		ok, err := w.selected(ctx, h, a)
+		if err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("matching webhook %q: %v", h.name, err))
+		}
+		if !ok {
+			continue
+		}
+		resp, err := w.call(ctx, h, a)
+		if err != nil {
+			if h.failurePolicy == admissionregistrationv1.Ignore {
+				klog.FromContext(ctx).Info("ignoring a failed webhook (failurePolicy Ignore)", "webhook", h.name, "err", err)
+				continue
+			}
+			return apierrors.NewInternalError(fmt.Errorf("failed calling webhook %q: %v", h.name, err))
+		}
+		if !resp.Allowed {
+			return denied(h.name, resp.Result)
+		}
+		if mutating && len(resp.Patch) > 0 {
+			if err := applyWebhookPatch(a, resp); err != nil {
+				return apierrors.NewInternalError(fmt.Errorf("webhook %q: %v", h.name, err))
+			}
+		}
+	}
+	return nil
+}
+
+// applyWebhookPatch applies a JSONPatch response to the object in place.
+func applyWebhookPatch(a *Attributes, resp *admissionv1.AdmissionResponse) error {
+	if resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
+		return fmt.Errorf("unsupported patch type %v", resp.PatchType)
+	}
+	if a.Object == nil {
+		return fmt.Errorf("a patch for a request without an object")
+	}
+	patch, err := jsonpatch.DecodePatch(resp.Patch)
+	if err != nil {
+		return fmt.Errorf("decoding the patch: %v", err)
+	}
+	cur, err := json.Marshal(a.Object)
+	if err != nil {
+		return err
+	}
+	patched, err := patch.Apply(cur)
+	if err != nil {
+		return fmt.Errorf("applying the patch: %v", err)
+	}
+	fresh := reflect.New(reflect.TypeOf(a.Object).Elem()).Interface()
+	if err := json.Unmarshal(patched, fresh); err != nil {
+		return fmt.Errorf("the patched object does not decode: %v", err)
+	}
+	reflect.ValueOf(a.Object).Elem().Set(reflect.ValueOf(fresh).Elem())
+	return nil
+}
+
+// MutatingWebhooks is the MutatingAdmissionWebhook plugin.
+type MutatingWebhooks struct{ *Webhooks }
+
+// Name implements Plugin.
+func (MutatingWebhooks) Name() string { return MutatingWebhookName }
+
+// Admit implements MutationInterface.
+func (m MutatingWebhooks) Admit(ctx context.Context, a *Attributes) error { return m.run(ctx, a, true) }
+
+// ValidatingWebhooks is the ValidatingAdmissionWebhook plugin.
+type ValidatingWebhooks struct{ *Webhooks }
+
+// Name implements Plugin.
+func (ValidatingWebhooks) Name() string { return ValidatingWebhookName }
+
+// Validate implements ValidationInterface.
+func (v ValidatingWebhooks) Validate(ctx context.Context, a *Attributes) error {
+	return v.run(ctx, a, false)
+}
+
+func typesUID(s string) types.UID { return types.UID(s) }

@@ -1,0 +1,29 @@
+package printers
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// addAdmissionRegistrationHandlers prints webhook configurations as
+// upstream: NAME WEBHOOKS AGE.
+func (p *Printer) addAdmissionRegistrationHandlers() {
+	columns := func() []metav1.TableColumnDefinition {
+		return []metav1.TableColumnDefinition{
+			nameColumn(),
+			{Name: "Webhooks", Type: "integer", Description: "Webhooks indicates the number of webhooks registered in this configuration"},
+			ageColumn(),
+		}
+	}
+	register(p, columns(), func(obj *admissionregistrationv1.MutatingWebhookConfiguration) metav1.TableRow {
+		return metav1.TableRow{Object: runtime.RawExtension{Object: obj}, Cells: []interface{}{obj.Name, int64(len(obj.Webhooks)), p.since(obj.CreationTimestamp)}}
+	}, func(l *admissionregistrationv1.MutatingWebhookConfigurationList) []admissionregistrationv1.MutatingWebhookConfiguration {
+		return l.Items
+	})
+	register(p, columns(), func(obj *admissionregistrationv1.ValidatingWebhookConfiguration) metav1.TableRow {
+		return metav1.TableRow{Object: runtime.RawExtension{Object: obj}, Cells: []interface{}{obj.Name, int64(len(obj.Webhooks)), p.since(obj.CreationTimestamp)}}
+	}, func(l *admissionregistrationv1.ValidatingWebhookConfigurationList) []admissionregistrationv1.ValidatingWebhookConfiguration {
+		return l.Items
+	})
+}
