@@ -44,7 +44,10 @@ type Handler struct {
 	MinRequestTimeout time.Duration
 	// shutdown closes open watches.
 	shutdown <-chan struct{}
-	frames   frameCache
+	// frames shares encoded watch events among watchers.
+	frames frameCache
+	// quantities remembers which types hold resource quantities.
+	quantities quantityTypes
 	// Tokens issues service account tokens (serviceaccounts/token); nil
 	// when no signing key is configured.
 	Tokens *serviceaccount.Issuer
@@ -292,7 +295,8 @@ func (h *Handler) decodeWith(w http.ResponseWriter, info runtime.SerializerInfo,
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, apierrors.NewBadRequest("the request body is empty")
 	}
-	if containsQuantity(reflect.TypeOf(into).Elem(), 0) && hugeExponent(data) {
+	hasQuantity := h.quantities.has(reflect.TypeOf(into).Elem())
+	if hasQuantity && hugeExponent(data) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body holds a number with an exponent of four or more digits: quantities support exponents up to %d", maxQuantityScale))
 	}
 	obj, actual, err := dec.Decode(data, &gvk, into)
@@ -319,8 +323,10 @@ func (h *Handler) decodeWith(w http.ResponseWriter, info runtime.SerializerInfo,
 	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body decodes to %T, expected %s", obj, gvk.Kind))
 	}
-	if err := checkQuantities(obj); err != nil {
-		return nil, err
+	if hasQuantity {
+		if err := h.quantities.checkQuantities(obj); err != nil {
+			return nil, err
+		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return obj, nil

@@ -3,6 +3,7 @@ package endpoints
 import (
 	"fmt"
 	"reflect"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,11 +18,11 @@ var quantityType = reflect.TypeOf(resource.Quantity{})
 
 // checkQuantities rejects quantities whose exponent is out of range, before
 // defaulting and validation compare them.
-func checkQuantities(obj any) error {
-	return walkQuantities(reflect.ValueOf(obj), 0)
+func (q *quantityTypes) checkQuantities(obj any) error {
+	return q.walk(reflect.ValueOf(obj), 0)
 }
 
-func walkQuantities(v reflect.Value, depth int) error {
+func (q *quantityTypes) walk(v reflect.Value, depth int) error {
 	if depth > 64 || !v.IsValid() {
 		return nil
 	}
@@ -30,7 +31,7 @@ func walkQuantities(v reflect.Value, depth int) error {
 		if v.IsNil() {
 			return nil
 		}
-		return walkQuantities(v.Elem(), depth+1)
+		return q.walk(v.Elem(), depth+1)
 	case reflect.Struct:
 		if v.Type() == quantityType {
 			q := v.Interface().(resource.Quantity)
@@ -40,28 +41,42 @@ func walkQuantities(v reflect.Value, depth int) error {
 			return nil
 		}
 		for i := 0; i < v.NumField(); i++ {
-			if err := walkQuantities(v.Field(i), depth+1); err != nil {
+			if err := q.walk(v.Field(i), depth+1); err != nil {
 				return err
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			if err := walkQuantities(v.Index(i), depth+1); err != nil {
+			if err := q.walk(v.Index(i), depth+1); err != nil {
 				return err
 			}
 		}
 	case reflect.Map:
-		if v.Type().Elem() != quantityType && !containsQuantity(v.Type().Elem(), 0) {
+		if v.Type().Elem() != quantityType && !q.has(v.Type().Elem()) {
 			return nil
 		}
 		it := v.MapRange()
 		for it.Next() {
-			if err := walkQuantities(it.Value(), depth+1); err != nil {
+			if err := q.walk(it.Value(), depth+1); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// quantityTypes caches containsQuantity per type: the answer never changes
+// and the walk is not free. The Handler owns one.
+type quantityTypes struct{ m sync.Map } // reflect.Type -> bool
+
+// has reports whether values of type t can hold a Quantity.
+func (q *quantityTypes) has(t reflect.Type) bool {
+	if v, ok := q.m.Load(t); ok {
+		return v.(bool)
+	}
+	has := containsQuantity(t, 0)
+	q.m.Store(t, has)
+	return has
 }
 
 // containsQuantity reports whether values of t can hold a Quantity, so maps
