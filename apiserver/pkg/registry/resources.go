@@ -138,7 +138,7 @@ func Resources() []*Resource {
 			Version: "v1", Kind: "Node", Resource: "nodes", SingularName: "node",
 			ShortNames: []string{"no"}, EtcdPrefix: "minions",
 			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
-			Strategy: main(), StatusStrategy: status(), Fields: nodeFields,
+			Strategy: main(func(s *genericStrategy) { s.statusOnCreate = true }), StatusStrategy: status(), Fields: nodeFields,
 		},
 		{
 			Version: "v1", Kind: "Service", Resource: "services", SingularName: "service", Namespaced: true,

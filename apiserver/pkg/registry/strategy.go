@@ -44,8 +44,11 @@ const (
 // validation package, spec/status split by reflection, and generation bumped
 // when the spec changes for kinds that track it.
 type genericStrategy struct {
-	split            specStatus
-	trackGeneration  bool
+	split           specStatus
+	trackGeneration bool
+	// statusOnCreate keeps the status a client creates the object with
+	// (upstream lets a kubelet register its Node with its status).
+	statusOnCreate   bool
 	createOnUpdate   bool
 	unconditional    bool
 	prepareForCreate func(obj runtime.Object)
@@ -54,7 +57,7 @@ type genericStrategy struct {
 var _ Strategy = genericStrategy{}
 
 func (s genericStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	if s.split != noStatus {
+	if s.split != noStatus && !s.statusOnCreate {
 		resetField(obj, "Status")
 	}
 	if s.trackGeneration {

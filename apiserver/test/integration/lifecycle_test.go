@@ -11,6 +11,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -334,4 +335,26 @@ func TestNamespaceDeletionAndDryRun(t *testing.T) {
 		t.Errorf("after deletecollection %d left, want 2", len(left.Items))
 	}
 	_ = time.Second
+}
+
+func TestNodeRegistersWithStatus(t *testing.T) {
+	ts := start(t, nil)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+	}}
+	got, err := ts.Client.CoreV1().Nodes().Create(ctx(t), node, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := got.Status.Allocatable[corev1.ResourceCPU]; q.String() != "2" || len(got.Status.Conditions) != 1 {
+		t.Errorf("a node's status on create was dropped: %+v", got.Status)
+	}
+	// A later update through the main endpoint still cannot change status.
+	got.Status.Conditions = nil
+	got.Labels = map[string]string{"a": "b"}
+	upd, err := ts.Client.CoreV1().Nodes().Update(ctx(t), got, metav1.UpdateOptions{})
+	if err != nil || len(upd.Status.Conditions) != 1 {
+		t.Errorf("main-endpoint update changed a node's status: %v %+v", err, upd.Status)
+	}
 }
