@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Stop what local-up.sh started. Today that is the API server (its embedded
-# etcd stops with it); nothing has been put into the kernel yet.
+# Stop what local-up.sh started: today the API server (its embedded etcd
+# stops with it) and the scheduler; nothing has been put into the kernel yet.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SKIFF_HOME="${SKIFF_HOME:-$ROOT/.skiff}"

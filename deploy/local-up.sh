@@ -59,4 +59,24 @@ until curl -fsS --cacert "$SKIFF_HOME/pki/ca.crt" "https://127.0.0.1:$PORT/ready
 	sleep 0.2
 done
 log "API server ready at https://127.0.0.1:$PORT"
+
+start scheduler "$BIN/skiff-scheduler" \
+	--kubeconfig "$SKIFF_HOME/scheduler.kubeconfig" \
+	--bind-address 127.0.0.1 \
+	--secure-port 10259
+
+deadline=$((SECONDS + 30))
+until curl -fsSk "https://127.0.0.1:10259/healthz" >/dev/null 2>&1; do
+	if ! running scheduler; then
+		echo "skiff up: the scheduler exited; see $SKIFF_HOME/logs/scheduler.log" >&2
+		tail -20 "$SKIFF_HOME/logs/scheduler.log" >&2
+		exit 1
+	fi
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		echo "skiff up: the scheduler is not healthy after 30s; see $SKIFF_HOME/logs/scheduler.log" >&2
+		exit 1
+	fi
+	sleep 0.2
+done
+log "scheduler healthy"
 log "kubeconfig: export KUBECONFIG=$SKIFF_HOME/admin.kubeconfig"

@@ -1,0 +1,58 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "defaults"},
+		{name: "flags", args: []string{"--kubeconfig=/x", "--scheduler-name=mine", "--secure-port=0", "--bind-address=127.0.0.1", "--leader-elect=false"}},
+		{name: "empty scheduler name", args: []string{"--scheduler-name="}, wantErr: "--scheduler-name"},
+		{name: "bad port", args: []string{"--secure-port=70000"}, wantErr: "--secure-port"},
+		{name: "bad address", args: []string{"--bind-address=localhost"}, wantErr: "--bind-address"},
+		{name: "cert without key", args: []string{"--tls-cert-file=/c"}, wantErr: "--tls-private-key-file"},
+		{name: "lease shorter than renew", args: []string{"--leader-elect-lease-duration=5s", "--leader-elect-renew-deadline=10s"}, wantErr: "lease-duration"},
+		{name: "lease check off without election", args: []string{"--leader-elect=false", "--leader-elect-lease-duration=1s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Validate()
+			if tt.wantErr == "" && err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error = %v, want one mentioning %q", err, tt.wantErr)
+			}
+		})
+	}
+	o := NewOptions()
+	if o.SchedulerName != "default-scheduler" || o.SecurePort != 10259 || !o.LeaderElect ||
+		o.ResourceNamespace != "kube-system" || o.ResourceName != "kube-scheduler" || o.LeaseDuration != 15*time.Second {
+		t.Fatalf("defaults differ from upstream: %+v", o)
+	}
+}
+
+func TestDefaultProfileBuilds(t *testing.T) {
+	r, err := NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r) != len(DefaultPlugins()) {
+		t.Fatalf("%d plugins registered, %d in the default profile", len(r), len(DefaultPlugins()))
+	}
+}
