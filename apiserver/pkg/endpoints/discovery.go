@@ -126,21 +126,11 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 			Verbs: r.Verbs(), ShortNames: r.ShortNames, Categories: r.Categories,
 			StorageVersionHash: storageVersionHash(r.Group, r.Version, r.Kind),
 		})
-		for _, sub := range r.Subresources() {
-			res := metav1.APIResource{Name: r.Resource + "/" + sub, Namespaced: r.Namespaced, Kind: r.Kind}
-			switch sub {
-			case registry.SubStatus:
-				res.Verbs = []string{"get", "patch", "update"}
-			case registry.SubScale:
-				res.Group, res.Version, res.Kind = "autoscaling", "v1", "Scale"
-				res.Verbs = []string{"get", "patch", "update"}
-			case registry.SubBinding:
-				res.Kind, res.Verbs = "Binding", []string{"create"}
-			case registry.SubFinalize:
-				res.Verbs = []string{"update"}
-			case registry.SubToken:
-				res.Group, res.Version, res.Kind = "authentication.k8s.io", "v1", "TokenRequest"
-				res.Verbs = []string{"create"}
+		for _, sub := range r.SubresourceInfos() {
+			res := metav1.APIResource{Name: r.Resource + "/" + sub.Name, Namespaced: r.Namespaced, Kind: sub.Kind, Verbs: sub.Verbs}
+			// Group and version are named only where they differ from the parent's.
+			if sub.Group != r.Group || sub.Version != r.Version {
+				res.Group, res.Version = sub.Group, sub.Version
 			}
 			list.APIResources = append(list.APIResources, res)
 		}

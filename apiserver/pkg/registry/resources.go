@@ -91,6 +91,39 @@ func (r *Resource) Subresources() []string {
 	return out
 }
 
+// SubresourceInfo is what discovery and OpenAPI say about a subresource:
+// the kind it takes and returns, and its verbs.
+type SubresourceInfo struct {
+	Name                 string
+	Group, Version, Kind string
+	Verbs                []string
+}
+
+// SubresourceInfos describes the subresources served, in a stable order.
+func (r *Resource) SubresourceInfos() []SubresourceInfo {
+	var out []SubresourceInfo
+	for _, sub := range r.Subresources() {
+		info := SubresourceInfo{Name: sub, Group: r.Group, Version: r.Version, Kind: r.Kind}
+		switch sub {
+		case SubStatus:
+			info.Verbs = []string{"get", "patch", "update"}
+		case SubScale:
+			info.Group, info.Version, info.Kind = "autoscaling", "v1", "Scale"
+			info.Verbs = []string{"get", "patch", "update"}
+		case SubBinding:
+			info.Group, info.Version, info.Kind = "", "v1", "Binding"
+			info.Verbs = []string{"create"}
+		case SubFinalize:
+			info.Verbs = []string{"update"}
+		case SubToken:
+			info.Group, info.Version, info.Kind = "authentication.k8s.io", "v1", "TokenRequest"
+			info.Verbs = []string{"create"}
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
 // Verbs of the main resource, as discovery lists them.
 func (r *Resource) Verbs() []string {
 	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}

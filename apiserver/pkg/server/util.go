@@ -24,23 +24,8 @@ func openapiResources(rs []*registry.Resource) []openapi.Resource {
 			Group: r.Group, Version: r.Version, Kind: r.Kind, Resource: r.Resource,
 			Namespaced: r.Namespaced, Verbs: r.Verbs(), ListKind: r.Kind + "List", DeleteReturnsObject: r.ReturnDeletedObject,
 		}
-		for _, sub := range r.Subresources() {
-			so := openapi.Subresource{Name: sub, Group: r.Group, Version: r.Version, Kind: r.Kind}
-			switch sub {
-			case registry.SubStatus:
-				so.Verbs = []string{"get", "patch", "update"}
-			case registry.SubScale:
-				so.Group, so.Version, so.Kind = "autoscaling", "v1", "Scale"
-				so.Verbs = []string{"get", "patch", "update"}
-			case registry.SubBinding:
-				so.Group, so.Version, so.Kind = "", "v1", "Binding"
-				so.Verbs = []string{"create"}
-			case registry.SubFinalize:
-				so.Verbs = []string{"update"}
-			case registry.SubToken:
-				so.Group, so.Version, so.Kind = "authentication.k8s.io", "v1", "TokenRequest"
-				so.Verbs = []string{"create"}
-			}
+		for _, sub := range r.SubresourceInfos() {
+			so := openapi.Subresource{Name: sub.Name, Group: sub.Group, Version: sub.Version, Kind: sub.Kind, Verbs: sub.Verbs}
 			o.Subresources = append(o.Subresources, so)
 		}
 		out = append(out, o)
