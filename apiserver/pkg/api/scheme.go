@@ -27,21 +27,27 @@ type Codecs struct {
 	ParameterCodec runtime.ParameterCodec
 }
 
-// NewCodecs returns a scheme holding every kind skiff serves, plus meta/v1.
-func NewCodecs() *Codecs {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
+// AddToSchemeFuncs register every API group skiff serves. The OpenAPI
+// definitions (pkg/openapi/generate.sh) cover the same groups.
+func AddToSchemeFuncs() []func(*runtime.Scheme) error {
+	return []func(*runtime.Scheme) error{
 		corev1.AddToScheme,
+		admissionregistrationv1.AddToScheme,
 		appsv1.AddToScheme,
+		authenticationv1.AddToScheme,
+		authorizationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
 		coordinationv1.AddToScheme,
 		discoveryv1.AddToScheme,
-		rbacv1.AddToScheme,
 		policyv1.AddToScheme,
-		authorizationv1.AddToScheme,
-		authenticationv1.AddToScheme,
-		admissionregistrationv1.AddToScheme,
-	} {
+		rbacv1.AddToScheme,
+	}
+}
+
+// NewCodecs returns a scheme holding every kind skiff serves, plus meta/v1.
+func NewCodecs() *Codecs {
+	s := runtime.NewScheme()
+	for _, add := range AddToSchemeFuncs() {
 		utilruntime.Must(add(s))
 	}
 	// meta/v1 kinds (Status, Table, WatchEvent, options) in their own group.

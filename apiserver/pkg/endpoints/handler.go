@@ -660,18 +660,19 @@ func (h *Handler) finalize(w http.ResponseWriter, r *http.Request, s *registry.S
 func (h *Handler) scale(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {
 	gr := s.R.GroupResource()
 	scaleGVK := autoscalingv1.SchemeGroupVersion.WithKind("Scale")
-	if r.Method == http.MethodGet {
-		obj, err := s.Get(r.Context(), ns, name)
-		if err != nil {
-			h.writeError(w, r, err, gr, name)
-			return
+	respondScale := func(obj runtime.Object, err error) {
+		var sc *autoscalingv1.Scale
+		if err == nil {
+			sc, err = s.R.Scale.Get(obj)
 		}
-		sc, err := s.R.Scale.Get(obj)
 		if err != nil {
 			h.writeError(w, r, err, gr, name)
 			return
 		}
 		h.respond(w, r, http.StatusOK, sc, false)
+	}
+	if r.Method == http.MethodGet {
+		respondScale(s.Get(r.Context(), ns, name))
 		return
 	}
 	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.UpdateOptions{})
@@ -722,16 +723,7 @@ func (h *Handler) scale(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		return obj, nil
 	}
 	out, _, err := s.Update(r.Context(), ns, name, fn, s.R.Strategy, dry)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	sc, err := s.R.Scale.Get(out)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	h.respond(w, r, http.StatusOK, sc, false)
+	respondScale(out, err)
 }
 
 // writePreamble reads what every write needs: its options (into opts),

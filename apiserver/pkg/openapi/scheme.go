@@ -5,21 +5,13 @@ import (
 	"reflect"
 	"sort"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"skiff.dev/apiserver/pkg/api"
 )
 
 // extensionGVK is the vendor extension that names the group-version-kinds of
@@ -27,20 +19,10 @@ import (
 const extensionGVK = "x-kubernetes-group-version-kind"
 
 // schemeBuilders register the API groups whose Go types have OpenAPI
-// definitions in package generated. Keep this list and the packages in
-// generate.sh the same.
-var schemeBuilders = []func(*runtime.Scheme) error{
-	corev1.AddToScheme,
-	admissionregistrationv1.AddToScheme,
-	appsv1.AddToScheme,
-	authenticationv1.AddToScheme,
-	authorizationv1.AddToScheme,
-	autoscalingv1.AddToScheme,
-	coordinationv1.AddToScheme,
-	discoveryv1.AddToScheme,
-	policyv1.AddToScheme,
-	rbacv1.AddToScheme,
-}
+// definitions in package generated: the groups the API server serves
+// (api.AddToSchemeFuncs). generate.sh must list the same packages;
+// TestDefinitionsCoverScheme checks that it does.
+var schemeBuilders = api.AddToSchemeFuncs
 
 // registry knows the Go type behind every group-version-kind the definitions
 // cover, and names definitions the way the upstream API server does.
@@ -53,7 +35,7 @@ type registry struct {
 
 func newRegistry() (*registry, error) {
 	s := runtime.NewScheme()
-	for _, add := range schemeBuilders {
+	for _, add := range schemeBuilders() {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("openapi: building scheme: %w", err)
 		}

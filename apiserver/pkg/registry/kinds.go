@@ -133,48 +133,56 @@ func replicasOf(p *int32) int32 {
 	return *p
 }
 
-var replicaSetScale = &ScaleAccessor{
-	Get: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
-		rs, ok := obj.(*appsv1.ReplicaSet)
-		if !ok {
-			return nil, fmt.Errorf("expected a ReplicaSet, got %T", obj)
-		}
-		return &autoscalingv1.Scale{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
-			ObjectMeta: scaleMeta(rs.ObjectMeta),
-			Spec:       autoscalingv1.ScaleSpec{Replicas: replicasOf(rs.Spec.Replicas)},
-			Status:     autoscalingv1.ScaleStatus{Replicas: rs.Status.Replicas, Selector: selectorString(rs.Spec.Selector)},
-		}, nil
-	},
-	Set: func(obj runtime.Object, replicas int32) error {
-		rs, ok := obj.(*appsv1.ReplicaSet)
-		if !ok {
-			return fmt.Errorf("expected a ReplicaSet, got %T", obj)
-		}
-		rs.Spec.Replicas = &replicas
-		return nil
-	},
+// scaleFields point into a scalable object.
+type scaleFields struct {
+	meta           *metav1.ObjectMeta
+	replicas       **int32
+	statusReplicas int32
+	selector       *metav1.LabelSelector
 }
 
-var deploymentScale = &ScaleAccessor{
-	Get: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
-		d, ok := obj.(*appsv1.Deployment)
+// scaleOf builds the ScaleAccessor of a kind from where its fields are.
+func scaleOf[T runtime.Object](fields func(T) scaleFields) *ScaleAccessor {
+	typed := func(obj runtime.Object) (scaleFields, error) {
+		t, ok := obj.(T)
 		if !ok {
-			return nil, fmt.Errorf("expected a Deployment, got %T", obj)
+			var want T
+			return scaleFields{}, fmt.Errorf("expected a %T, got %T", want, obj)
 		}
-		return &autoscalingv1.Scale{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
-			ObjectMeta: scaleMeta(d.ObjectMeta),
-			Spec:       autoscalingv1.ScaleSpec{Replicas: replicasOf(d.Spec.Replicas)},
-			Status:     autoscalingv1.ScaleStatus{Replicas: d.Status.Replicas, Selector: selectorString(d.Spec.Selector)},
-		}, nil
-	},
-	Set: func(obj runtime.Object, replicas int32) error {
-		d, ok := obj.(*appsv1.Deployment)
-		if !ok {
-			return fmt.Errorf("expected a Deployment, got %T", obj)
-		}
-		d.Spec.Replicas = &replicas
-		return nil
-	},
+		return fields(t), nil
+	}
+	return &ScaleAccessor{
+		Get: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
+			f, err := typed(obj)
+			if err != nil {
+				return nil, err
+			}
+			return &autoscalingv1.Scale{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
+				ObjectMeta: scaleMeta(*f.meta),
+				Spec:       autoscalingv1.ScaleSpec{Replicas: replicasOf(*f.replicas)},
+				Status:     autoscalingv1.ScaleStatus{Replicas: f.statusReplicas, Selector: selectorString(f.selector)},
+			}, nil
+		},
+		Set: func(obj runtime.Object, replicas int32) error {
+			f, err := typed(obj)
+			if err != nil {
+				return err
+			}
+			*f.replicas = &replicas
+			return nil
+		},
+	}
+}
+
+func replicaSetScale() *ScaleAccessor {
+	return scaleOf(func(rs *appsv1.ReplicaSet) scaleFields {
+		return scaleFields{&rs.ObjectMeta, &rs.Spec.Replicas, rs.Status.Replicas, rs.Spec.Selector}
+	})
+}
+
+func deploymentScale() *ScaleAccessor {
+	return scaleOf(func(d *appsv1.Deployment) scaleFields {
+		return scaleFields{&d.ObjectMeta, &d.Spec.Replicas, d.Status.Replicas, d.Spec.Selector}
+	})
 }

@@ -214,14 +214,14 @@ func Resources() []*Resource {
 			ShortNames: []string{"rs"}, Categories: []string{"all"}, EtcdPrefix: "replicasets",
 			New: func() runtime.Object { return &appsv1.ReplicaSet{} }, NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
 			Strategy: main(withGeneration), StatusStrategy: status(), Fields: replicaSetFields,
-			Scale: replicaSetScale,
+			Scale: replicaSetScale(),
 		},
 		{
 			Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", SingularName: "deployment", Namespaced: true,
 			ShortNames: []string{"deploy"}, Categories: []string{"all"}, EtcdPrefix: "deployments",
 			New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
 			Strategy: main(withGeneration), StatusStrategy: status(),
-			Scale: deploymentScale,
+			Scale: deploymentScale(),
 		},
 		{
 			Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Resource: "leases", SingularName: "lease", Namespaced: true,

@@ -160,8 +160,13 @@ func (b *bench) watchPhase(ctx context.Context) error {
 		for seq := range b.o.watchWrites {
 			if rate > 0 {
 				at := start.Add(time.Duration(float64(seq) * float64(time.Second) / rate))
+				// Pace the writes to the rate (a load shape, not a wait for a condition).
 				if d := time.Until(at); d > 0 {
-					time.Sleep(d) // pacing the load, not synchronisation
+					select {
+					case <-time.After(d):
+					case <-ctx.Done():
+						return ctx.Err()
+					}
 				}
 			}
 			if err := update(run, seq); err != nil {
