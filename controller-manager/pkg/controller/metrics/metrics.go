@@ -1,0 +1,128 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Metrics are the controller-manager's controller metrics.
+type Metrics struct {
+	syncTotal    *prometheus.CounterVec
+	syncDuration *prometheus.HistogramVec
+	queue        *queueProvider
+}
+
+// New registers the metrics on reg.
+func New(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		syncTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "controller_sync_total",
+			Help: "Syncs run by each controller, by result (success or error).",
+		}, []string{"controller", "result"}),
+		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "controller_sync_duration_seconds",
+			Help:    "How long each controller's syncs took.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
+		}, []string{"controller"}),
+		queue: newQueueProvider(),
+	}
+	reg.MustRegister(m.syncTotal, m.syncDuration)
+	m.queue.register(reg)
+	return m
+}
+
+// ObserveSync records one sync of controller that started at start.
+func (m *Metrics) ObserveSync(controller string, start time.Time, err error) {
+	if m == nil {
+		return
+	}
+	result := "success"
+	if err != nil {
+		result = "error"
+	}
+	m.syncTotal.WithLabelValues(controller, result).Inc()
+	m.syncDuration.WithLabelValues(controller).Observe(time.Since(start).Seconds())
+}
+
+// QueueConfig is the configuration for a rate-limited work queue named name
+// whose metrics land on this registry.
+func QueueConfig[T comparable](m *Metrics, name string) workqueue.TypedRateLimitingQueueConfig[T] {
+	cfg := workqueue.TypedRateLimitingQueueConfig[T]{Name: name}
+	if m != nil {
+		cfg.MetricsProvider = m.queue
+	}
+	return cfg
+}
+
+// queueProvider implements workqueue.MetricsProvider with the series
+// upstream's component-base registers.
+type queueProvider struct {
+	depth          *prometheus.GaugeVec
+	adds           *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
+	workDuration   *prometheus.HistogramVec
+	unfinished     *prometheus.GaugeVec
+	longestRunning *prometheus.GaugeVec
+	retries        *prometheus.CounterVec
+}
+
+func newQueueProvider() *queueProvider {
+	durations := prometheus.ExponentialBuckets(10e-9, 10, 10)
+	return &queueProvider{
+		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "workqueue_depth", Help: "Current depth of workqueue",
+		}, []string{"name"}),
+		adds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "workqueue_adds_total", Help: "Total number of adds handled by workqueue",
+		}, []string{"name"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "workqueue_queue_duration_seconds", Help: "How long in seconds an item stays in workqueue before being requested.",
+			Buckets: durations,
+		}, []string{"name"}),
+		workDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "workqueue_work_duration_seconds", Help: "How long in seconds processing an item from workqueue takes.",
+			Buckets: durations,
+		}, []string{"name"}),
+		unfinished: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "workqueue_unfinished_work_seconds",
+			Help: "How many seconds of work has done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+		}, []string{"name"}),
+		longestRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "workqueue_longest_running_processor_seconds",
+			Help: "How many seconds has the longest running processor for workqueue been running.",
+		}, []string{"name"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "workqueue_retries_total", Help: "Total number of retries handled by workqueue",
+		}, []string{"name"}),
+	}
+}
+
+func (p *queueProvider) register(reg prometheus.Registerer) {
+	reg.MustRegister(p.depth, p.adds, p.latency, p.workDuration, p.unfinished, p.longestRunning, p.retries)
+}
+
+func (p *queueProvider) NewDepthMetric(name string) workqueue.GaugeMetric {
+	return p.depth.WithLabelValues(name)
+}
+func (p *queueProvider) NewAddsMetric(name string) workqueue.CounterMetric {
+	return p.adds.WithLabelValues(name)
+}
+func (p *queueProvider) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	return p.latency.WithLabelValues(name)
+}
+func (p *queueProvider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	return p.workDuration.WithLabelValues(name)
+}
+func (p *queueProvider) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return p.unfinished.WithLabelValues(name)
+}
+func (p *queueProvider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return p.longestRunning.WithLabelValues(name)
+}
+func (p *queueProvider) NewRetriesMetric(name string) workqueue.CounterMetric {
+	return p.retries.WithLabelValues(name)
+}
+
+var _ workqueue.MetricsProvider = (*queueProvider)(nil)
