@@ -41,8 +41,9 @@ func TestOptions(t *testing.T) {
 		})
 	}
 	o := NewOptions()
-	if o.SchedulerName != "default-scheduler" || o.SecurePort != 10259 || !o.LeaderElect ||
-		o.ResourceNamespace != "kube-system" || o.ResourceName != "kube-scheduler" || o.LeaseDuration != 15*time.Second {
+	le := o.LeaderElection
+	if o.SchedulerName != "default-scheduler" || o.Serving.Port != 10259 || !le.LeaderElect ||
+		le.ResourceNamespace != "kube-system" || le.ResourceName != "kube-scheduler" || le.LeaseDuration != 15*time.Second {
 		t.Fatalf("defaults differ from upstream: %+v", o)
 	}
 }

@@ -139,10 +139,11 @@ func run(nNodes, nPods, clients int, timeout time.Duration) error {
 	defer w.Stop()
 
 	opts := app.NewOptions()
-	opts.LeaderElect = false
-	opts.BindAddress, opts.SecurePort = "127.0.0.1", 0
-	opts.KubeAPIQPS, opts.KubeAPIBurst = 100000, 100000
+	opts.LeaderElection.LeaderElect = false
+	opts.Serving.BindAddress, opts.Serving.Port = "127.0.0.1", 0
+	// The scheduler's own client limits, not the harness's unlimited ones.
 	cfg := rest.CopyConfig(ts.AdminConfig)
+	cfg.QPS, cfg.Burst = opts.Client.QPS, opts.Client.Burst
 	sched, err := app.SetupWithConfig(ctx, opts, cfg)
 	if err != nil {
 		return err

@@ -58,10 +58,11 @@ func startScheduler(t *testing.T, ts *testserver.TestServer) (*app.Config, func(
 		t.Fatal(err)
 	}
 	o := app.NewOptions()
-	o.Kubeconfig = kubeconfig
-	o.BindAddress = "127.0.0.1"
-	o.SecurePort = 0
-	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = 4*time.Second, 3*time.Second, 500*time.Millisecond
+	o.Client.Kubeconfig = kubeconfig
+	o.Serving.BindAddress = "127.0.0.1"
+	o.Serving.Port = 0
+	le := o.LeaderElection
+	le.LeaseDuration, le.RenewDeadline, le.RetryPeriod = 4*time.Second, 3*time.Second, 500*time.Millisecond
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
