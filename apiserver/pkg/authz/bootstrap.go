@@ -62,8 +62,11 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}}
 	controllerManager := append([]rbacv1.PolicyRule{
 		// skiff's controller manager runs every controller under its own
-		// identity (upstream gives each controller a service account).
+		// identity (upstream gives each controller a service account), so
+		// it holds the union of their roles: the garbage collector's and
+		// the namespace controller's reach every resource.
 		rule(read, []string{"*"}, "*"),
+		rule([]string{"patch", "update", "delete", "deletecollection"}, []string{"*"}, "*"),
 		rule(append(readWrite, "deletecollection"), core, "pods", "services", "endpoints", "configmaps", "secrets", "serviceaccounts", "nodes", "namespaces", "events"),
 		rule([]string{"update", "patch"}, core, "pods/status", "nodes/status", "services/status", "namespaces/status", "namespaces/finalize"),
 		rule([]string{"create"}, core, "pods/eviction", "pods/binding"),
@@ -81,6 +84,8 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 			rbacv1.PolicyRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}),
 		cr("system:discovery", discovery),
 		cr("system:public-info-viewer", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}}),
+		cr("system:monitoring", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{
+			"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"}}),
 		cr("system:basic-user", rule([]string{"create"}, []string{"authorization.k8s.io"}, "selfsubjectaccessreviews", "selfsubjectrulesreviews")),
 		cr("system:kube-scheduler", append([]rbacv1.PolicyRule{
 			rule([]string{"create"}, []string{"coordination.k8s.io"}, "leases"),
@@ -127,6 +132,7 @@ func BootstrapClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:discovery", "system:discovery", group("system:authenticated")),
 		bind("system:public-info-viewer", "system:public-info-viewer", group("system:authenticated"), group("system:unauthenticated")),
 		bind("system:basic-user", "system:basic-user", group("system:authenticated")),
+		bind("system:monitoring", "system:monitoring", group("system:monitoring")),
 		bind("system:kube-scheduler", "system:kube-scheduler", user("system:kube-scheduler")),
 		bind("system:kube-controller-manager", "system:kube-controller-manager", user("system:kube-controller-manager")),
 		bind("system:node-proxier", "system:node-proxier", user("system:kube-proxy")),

@@ -29,7 +29,10 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		h.writeError(w, r, err, gr, "")
 		return
 	}
-	t, err := h.negotiate(r.Header.Get("Accept"), true)
+	// A watch streams single objects: its views are Table and
+	// PartialObjectMetadata (what metadata informers ask for), not the
+	// list kinds.
+	t, err := h.negotiate(r.Header.Get("Accept"), false)
 	if err != nil {
 		h.writeError(w, r, err, gr, "")
 		return
