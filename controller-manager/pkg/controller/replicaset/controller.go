@@ -1,0 +1,320 @@
+package replicaset
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"skiff.dev/controller-manager/pkg/controller/controllerutil"
+	"skiff.dev/controller-manager/pkg/controller/metrics"
+)
+
+// ControllerName names the controller and the source of its events.
+const ControllerName = "replicaset-controller"
+
+// BurstReplicas is upstream's default limit of pods created or deleted in
+// one sync.
+const BurstReplicas = 500
+
+// Options tune the controller; the zero value is upstream's behaviour.
+type Options struct {
+	// BurstReplicas limits the pods created or deleted in one sync
+	// (0: BurstReplicas).
+	BurstReplicas int
+	// Clock times availability and expectations (nil: the real clock).
+	Clock clock.Clock
+}
+
+// Controller is the ReplicaSet controller.
+type Controller struct {
+	client        kubernetes.Interface
+	podControl    controllerutil.PodControl
+	recorder      record.EventRecorder
+	metrics       *metrics.Metrics
+	clock         clock.Clock
+	burstReplicas int
+
+	rsLister   appslisters.ReplicaSetLister
+	rsIndexer  cache.Indexer
+	podIndexer cache.Indexer
+	synced     []cache.InformerSynced
+
+	expectations *controllerutil.Expectations
+	queue        workqueue.TypedRateLimitingInterface[string]
+}
+
+var controllerKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+
+// NewController builds the controller and registers its informer handlers
+// and indexes. recorder's events should have ControllerName as source.
+func NewController(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInformer, podInformer coreinformers.PodInformer,
+	recorder record.EventRecorder, m *metrics.Metrics, opts Options) *Controller {
+	if opts.BurstReplicas <= 0 {
+		opts.BurstReplicas = BurstReplicas
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	c := &Controller{
+		client:        client,
+		podControl:    controllerutil.RealPodControl{Client: client, Recorder: recorder},
+		recorder:      recorder,
+		metrics:       m,
+		clock:         opts.Clock,
+		burstReplicas: opts.BurstReplicas,
+		rsLister:      rsInformer.Lister(),
+		rsIndexer:     rsInformer.Informer().GetIndexer(),
+		podIndexer:    podInformer.Informer().GetIndexer(),
+		synced:        []cache.InformerSynced{rsInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		expectations:  controllerutil.NewExpectations(opts.Clock),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			metrics.QueueConfig[string](m, "replicaset")),
+	}
+	for _, inf := range []cache.SharedIndexInformer{rsInformer.Informer(), podInformer.Informer()} {
+		if err := controllerutil.AddControllerUIDIndex(inf); err != nil {
+			utilruntime.HandleError(fmt.Errorf("adding the controller index: %w", err))
+		}
+	}
+	_, _ = rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		DeleteFunc: c.deleteRS,
+	})
+	_, _ = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addPod,
+		UpdateFunc: c.updatePod,
+		DeleteFunc: c.deletePod,
+	})
+	return c
+}
+
+// Run starts workers and blocks until ctx is done. It waits for the
+// informer caches first.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx).WithValues("controller", ControllerName)
+	ctx = klog.NewContext(ctx, logger)
+	logger.Info("Starting controller")
+	defer logger.Info("Shutting down controller")
+	if !cache.WaitForNamedCacheSync(ControllerName, ctx.Done(), c.synced...) {
+		return fmt.Errorf("%s: caches did not sync before shutdown", ControllerName)
+	}
+	for range max(workers, 1) {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	start := time.Now()
+	err := c.sync(ctx, key)
+	c.metrics.ObserveSync(ControllerName, start, err)
+	if err == nil {
+		c.queue.Forget(key)
+		return true
+	}
+	if apierrors.IsConflict(err) {
+		// Optimistic concurrency: the cache was behind a write; the retry
+		// reads the newer object.
+		klog.FromContext(ctx).V(2).Info("Sync hit a conflict, retrying", "key", key, "err", err)
+	} else {
+		utilruntime.HandleErrorWithContext(ctx, err, "Sync failed", "key", key)
+	}
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+func (c *Controller) enqueueAfter(rs *appsv1.ReplicaSet, after time.Duration) {
+	key, err := cache.MetaNamespaceKeyFunc(rs)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.AddAfter(key, after)
+}
+
+func (c *Controller) deleteRS(obj any) {
+	rs, ok := obj.(*appsv1.ReplicaSet)
+	if !ok {
+		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
+			return
+		}
+		if rs, ok = tomb.Obj.(*appsv1.ReplicaSet); !ok {
+			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a ReplicaSet %#v", obj))
+			return
+		}
+	}
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(rs)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.expectations.Delete(key)
+	c.queue.Add(key)
+}
+
+// resolveControllerRef returns the ReplicaSet ref points to, or nil when
+// it is not a ReplicaSet of this cache with that UID.
+func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
+	if ref.Kind != controllerKind.Kind {
+		return nil
+	}
+	rs, err := c.rsLister.ReplicaSets(namespace).Get(ref.Name)
+	if err != nil || rs.UID != ref.UID {
+		return nil
+	}
+	return rs
+}
+
+// replicaSetsForOrphan returns the ReplicaSets whose selector matches the
+// orphan pod.
+func (c *Controller) replicaSetsForOrphan(pod *corev1.Pod) []*appsv1.ReplicaSet {
+	if len(pod.Labels) == 0 {
+		return nil
+	}
+	all, err := c.rsLister.ReplicaSets(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var out []*appsv1.ReplicaSet
+	for _, rs := range all {
+		sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
+func (c *Controller) addPod(obj any) {
+	pod := obj.(*corev1.Pod)
+	if pod.DeletionTimestamp != nil {
+		// A pod seen for the first time already being deleted (after a
+		// restart of the controller): count it as a deletion.
+		c.deletePod(pod)
+		return
+	}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		rs := c.resolveControllerRef(pod.Namespace, ref)
+		if rs == nil {
+			return
+		}
+		key, _ := cache.MetaNamespaceKeyFunc(rs)
+		c.expectations.CreationObserved(key)
+		c.queue.Add(key)
+		return
+	}
+	for _, rs := range c.replicaSetsForOrphan(pod) {
+		c.enqueue(rs)
+	}
+}
+
+func (c *Controller) updatePod(old, cur any) {
+	oldPod, curPod := old.(*corev1.Pod), cur.(*corev1.Pod)
+	if curPod.ResourceVersion == oldPod.ResourceVersion {
+		return
+	}
+	labelsChanged := !reflect.DeepEqual(curPod.Labels, oldPod.Labels)
+	if curPod.DeletionTimestamp != nil {
+		// A graceful deletion started: the ReplicaSet replaces the pod
+		// now rather than when the kubelet finishes.
+		c.deletePod(curPod)
+		if labelsChanged {
+			c.deletePod(oldPod)
+		}
+		return
+	}
+	curRef, oldRef := metav1.GetControllerOfNoCopy(curPod), metav1.GetControllerOfNoCopy(oldPod)
+	refChanged := !reflect.DeepEqual(curRef, oldRef)
+	if refChanged && oldRef != nil {
+		if rs := c.resolveControllerRef(oldPod.Namespace, oldRef); rs != nil {
+			c.enqueue(rs)
+		}
+	}
+	if curRef != nil {
+		rs := c.resolveControllerRef(curPod.Namespace, curRef)
+		if rs == nil {
+			return
+		}
+		c.enqueue(rs)
+		if !controllerutil.IsPodReady(oldPod) && controllerutil.IsPodReady(curPod) && rs.Spec.MinReadySeconds > 0 {
+			// The pod becomes available minReadySeconds from now; a
+			// second more avoids landing just before.
+			c.enqueueAfter(rs, time.Duration(rs.Spec.MinReadySeconds)*time.Second+time.Second)
+		}
+		return
+	}
+	if labelsChanged || refChanged {
+		for _, rs := range c.replicaSetsForOrphan(curPod) {
+			c.enqueue(rs)
+		}
+	}
+}
+
+func (c *Controller) deletePod(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
+			return
+		}
+		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
+			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a pod %#v", obj))
+			return
+		}
+	}
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil {
+		return
+	}
+	rs := c.resolveControllerRef(pod.Namespace, ref)
+	if rs == nil {
+		return
+	}
+	key, _ := cache.MetaNamespaceKeyFunc(rs)
+	c.expectations.DeletionObserved(key, controllerutil.PodKey(pod))
+	c.queue.Add(key)
+}
