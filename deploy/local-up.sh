@@ -60,23 +60,38 @@ until curl -fsS --cacert "$SKIFF_HOME/pki/ca.crt" "https://127.0.0.1:$PORT/ready
 done
 log "API server ready at https://127.0.0.1:$PORT"
 
+# wait_healthy NAME PORT: poll the daemon's /healthz with a deadline.
+wait_healthy() {
+	local name="$1" port="$2"
+	local deadline=$((SECONDS + 30))
+	until curl -fsSk "https://127.0.0.1:$port/healthz" >/dev/null 2>&1; do
+		if ! running "$name"; then
+			echo "skiff up: $name exited; see $SKIFF_HOME/logs/$name.log" >&2
+			tail -20 "$SKIFF_HOME/logs/$name.log" >&2
+			exit 1
+		fi
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "skiff up: $name is not healthy after 30s; see $SKIFF_HOME/logs/$name.log" >&2
+			exit 1
+		fi
+		sleep 0.2
+	done
+	log "$name healthy"
+}
+
+start controller-manager "$BIN/skiff-controller-manager" \
+	--kubeconfig "$SKIFF_HOME/controller-manager.kubeconfig" \
+	--bind-address 127.0.0.1 \
+	--secure-port 10257 \
+	--client-ca-file "$SKIFF_HOME/pki/ca.crt" \
+	--root-ca-file "$SKIFF_HOME/pki/ca.crt" \
+	--cluster-cidr 10.244.0.0/16
+wait_healthy controller-manager 10257
+
 start scheduler "$BIN/skiff-scheduler" \
 	--kubeconfig "$SKIFF_HOME/scheduler.kubeconfig" \
 	--bind-address 127.0.0.1 \
-	--secure-port 10259
-
-deadline=$((SECONDS + 30))
-until curl -fsSk "https://127.0.0.1:10259/healthz" >/dev/null 2>&1; do
-	if ! running scheduler; then
-		echo "skiff up: the scheduler exited; see $SKIFF_HOME/logs/scheduler.log" >&2
-		tail -20 "$SKIFF_HOME/logs/scheduler.log" >&2
-		exit 1
-	fi
-	if [ "$SECONDS" -ge "$deadline" ]; then
-		echo "skiff up: the scheduler is not healthy after 30s; see $SKIFF_HOME/logs/scheduler.log" >&2
-		exit 1
-	fi
-	sleep 0.2
-done
-log "scheduler healthy"
+	--secure-port 10259 \
+	--client-ca-file "$SKIFF_HOME/pki/ca.crt"
+wait_healthy scheduler 10259
 log "kubeconfig: export KUBECONFIG=$SKIFF_HOME/admin.kubeconfig"

@@ -1,0 +1,269 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"skiff.dev/controller-manager/pkg/controller/deployment"
+	"skiff.dev/controller-manager/pkg/controller/garbagecollector"
+	"skiff.dev/controller-manager/pkg/controller/namespace"
+	"skiff.dev/controller-manager/pkg/controller/nodeipam"
+	"skiff.dev/controller-manager/pkg/controller/nodelifecycle"
+	"skiff.dev/controller-manager/pkg/controller/podgc"
+	"skiff.dev/controller-manager/pkg/controller/replicaset"
+	"skiff.dev/controller-manager/pkg/controller/rootcacertpublisher"
+	"skiff.dev/controller-manager/pkg/controller/serviceaccount"
+)
+
+// RunFunc runs a built controller until ctx ends.
+type RunFunc func(ctx context.Context) error
+
+// Controller is one entry of the controller table.
+type Controller struct {
+	// Name is the controller's name in --controllers (upstream's names).
+	Name         string
+	OffByDefault bool
+	// Init builds the controller, registering the informers it needs; a
+	// nil RunFunc means its flags leave it nothing to do.
+	Init func(ctx context.Context, cc *ControllerContext) (RunFunc, error)
+}
+
+// Controllers is the table of every controller skiff runs, in start order.
+func Controllers() []Controller {
+	return []Controller{
+		{Name: "serviceaccount", Init: startServiceAccount},
+		{Name: "root-ca-certificate-publisher", Init: startRootCAPublisher},
+		{Name: "namespace", Init: startNamespace},
+		{Name: "garbage-collector", Init: startGarbageCollector},
+		{Name: "replicaset", Init: startReplicaSet},
+		{Name: "deployment", Init: startDeployment},
+		{Name: "node-ipam", Init: startNodeIPAM},
+		{Name: "node-lifecycle", Init: startNodeLifecycle},
+		{Name: "pod-garbage-collector", Init: startPodGC},
+	}
+}
+
+func controllerNames() []string {
+	var names []string
+	for _, c := range Controllers() {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// ControllerOptions are the controllers' own flags, under upstream's names
+// and with upstream's defaults (except --allocate-node-cidrs, on in skiff:
+// the design gives every node its pod /24 from the controller manager).
+type ControllerOptions struct {
+	ConcurrentReplicaSetSyncs int
+	ConcurrentDeploymentSyncs int
+	ConcurrentGCSyncs         int
+	ConcurrentNamespaceSyncs  int
+
+	NamespaceSyncPeriod time.Duration
+
+	AllocateNodeCIDRs     bool
+	ClusterCIDR           string
+	NodeCIDRMaskSize      int
+	ServiceClusterIPRange string
+
+	NodeMonitorPeriod         time.Duration
+	NodeMonitorGracePeriod    time.Duration
+	NodeStartupGracePeriod    time.Duration
+	NodeEvictionRate          float64
+	SecondaryNodeEvictionRate float64
+	LargeClusterSizeThreshold int
+	UnhealthyZoneThreshold    float64
+
+	TerminatedPodGCThreshold int
+
+	RootCAFile string
+}
+
+func defaultControllerOptions() ControllerOptions {
+	return ControllerOptions{
+		ConcurrentReplicaSetSyncs: 5,
+		ConcurrentDeploymentSyncs: 5,
+		ConcurrentGCSyncs:         20,
+		ConcurrentNamespaceSyncs:  10,
+		NamespaceSyncPeriod:       5 * time.Minute,
+		AllocateNodeCIDRs:         true,
+		ClusterCIDR:               "10.244.0.0/16",
+		NodeCIDRMaskSize:          24,
+		ServiceClusterIPRange:     "10.96.0.0/16",
+		NodeMonitorPeriod:         5 * time.Second,
+		NodeMonitorGracePeriod:    40 * time.Second,
+		NodeStartupGracePeriod:    time.Minute,
+		NodeEvictionRate:          0.1,
+		SecondaryNodeEvictionRate: 0.01,
+		LargeClusterSizeThreshold: 50,
+		UnhealthyZoneThreshold:    0.55,
+		TerminatedPodGCThreshold:  12500,
+	}
+}
+
+func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&o.ConcurrentReplicaSetSyncs, "concurrent-replicaset-syncs", o.ConcurrentReplicaSetSyncs, "ReplicaSets synced at once.")
+	fs.IntVar(&o.ConcurrentDeploymentSyncs, "concurrent-deployment-syncs", o.ConcurrentDeploymentSyncs, "Deployments synced at once.")
+	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "Garbage collector workers.")
+	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "Namespaces deleted at once.")
+	fs.DurationVar(&o.NamespaceSyncPeriod, "namespace-sync-period", o.NamespaceSyncPeriod, "How often terminating namespaces are looked at again.")
+	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Give every Node a spec.podCIDR from --cluster-cidr.")
+	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' address range, cut into one subnet per node.")
+	fs.IntVar(&o.NodeCIDRMaskSize, "node-cidr-mask-size", o.NodeCIDRMaskSize, "The prefix length of each node's pod subnet.")
+	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "The Services' range; never given to a node when it lies inside --cluster-cidr.")
+	fs.DurationVar(&o.NodeMonitorPeriod, "node-monitor-period", o.NodeMonitorPeriod, "How often node health is checked.")
+	fs.DurationVar(&o.NodeMonitorGracePeriod, "node-monitor-grace-period", o.NodeMonitorGracePeriod, "How long a node may go without renewing its Lease before it is marked Unknown.")
+	fs.DurationVar(&o.NodeStartupGracePeriod, "node-startup-grace-period", o.NodeStartupGracePeriod, "How long a new node may stay silent before it is marked Unknown.")
+	fs.Float64Var(&o.NodeEvictionRate, "node-eviction-rate", o.NodeEvictionRate, "Nodes per second whose pods are evicted while a zone is healthy.")
+	fs.Float64Var(&o.SecondaryNodeEvictionRate, "secondary-node-eviction-rate", o.SecondaryNodeEvictionRate, "Nodes per second whose pods are evicted while a zone is unhealthy.")
+	fs.IntVar(&o.LargeClusterSizeThreshold, "large-cluster-size-threshold", o.LargeClusterSizeThreshold, "Zones up to this many nodes stop evicting when unhealthy.")
+	fs.Float64Var(&o.UnhealthyZoneThreshold, "unhealthy-zone-threshold", o.UnhealthyZoneThreshold, "Fraction of not-ready nodes at which a zone is unhealthy.")
+	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Terminated pods kept before the oldest are deleted; 0 or less keeps all.")
+	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "The cluster CA published as kube-root-ca.crt in every namespace; empty: the CA of --kubeconfig.")
+}
+
+func (o *ControllerOptions) validate() []error {
+	var errs []error
+	for flag, n := range map[string]int{
+		"--concurrent-replicaset-syncs": o.ConcurrentReplicaSetSyncs,
+		"--concurrent-deployment-syncs": o.ConcurrentDeploymentSyncs,
+		"--concurrent-gc-syncs":         o.ConcurrentGCSyncs,
+		"--concurrent-namespace-syncs":  o.ConcurrentNamespaceSyncs,
+	} {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("%s must be at least 1", flag))
+		}
+	}
+	if o.NodeMonitorGracePeriod <= o.NodeMonitorPeriod {
+		errs = append(errs, errors.New("--node-monitor-grace-period must be longer than --node-monitor-period"))
+	}
+	if o.AllocateNodeCIDRs && o.ClusterCIDR == "" {
+		errs = append(errs, errors.New("--allocate-node-cidrs needs --cluster-cidr"))
+	}
+	return errs
+}
+
+func startServiceAccount(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers.Core().V1()
+	c, err := serviceaccount.NewController(cc.Client, f.Namespaces(), f.ServiceAccounts(),
+		cc.Recorder(serviceaccount.ControllerName), cc.Metrics, serviceaccount.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 1), nil
+}
+
+func startRootCAPublisher(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	ca, err := cc.rootCA()
+	if err != nil {
+		return nil, err
+	}
+	f := cc.Informers.Core().V1()
+	c, err := rootcacertpublisher.NewController(cc.Client, f.Namespaces(), f.ConfigMaps(),
+		cc.Recorder(rootcacertpublisher.ControllerName), cc.Metrics, rootcacertpublisher.Options{RootCA: ca})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 1), nil
+}
+
+// rootCA is --root-ca-file, or the CA the controller manager itself trusts
+// the API server with.
+func (cc *ControllerContext) rootCA() ([]byte, error) {
+	if f := cc.Options.Controller.RootCAFile; f != "" {
+		return os.ReadFile(f)
+	}
+	tls := cc.RESTConfig.TLSClientConfig
+	if len(tls.CAData) > 0 {
+		return tls.CAData, nil
+	}
+	if tls.CAFile != "" {
+		return os.ReadFile(tls.CAFile)
+	}
+	return nil, errors.New("no CA to publish: set --root-ca-file or give the kubeconfig a certificate-authority")
+}
+
+func startNamespace(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	c, err := namespace.NewController(cc.Client, cc.Metadata, cc.Discovery, cc.Informers.Core().V1().Namespaces(),
+		cc.Recorder(namespace.ControllerName), cc.Metrics, namespace.Options{SyncPeriod: cc.Options.Controller.NamespaceSyncPeriod})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, cc.Options.Controller.ConcurrentNamespaceSyncs), nil
+}
+
+func startGarbageCollector(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	c, err := garbagecollector.NewController(cc.Metadata, cc.Discovery, cc.Recorder(garbagecollector.ControllerName),
+		cc.Metrics, garbagecollector.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, cc.Options.Controller.ConcurrentGCSyncs), nil
+}
+
+func startReplicaSet(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	c := replicaset.NewController(cc.Client, cc.Informers.Apps().V1().ReplicaSets(), cc.Informers.Core().V1().Pods(),
+		cc.Recorder(replicaset.ControllerName), cc.Metrics, replicaset.Options{})
+	return workers(c.Run, cc.Options.Controller.ConcurrentReplicaSetSyncs), nil
+}
+
+func startDeployment(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	c := deployment.NewController(cc.Client, cc.Informers.Apps().V1().Deployments(), cc.Informers.Apps().V1().ReplicaSets(),
+		cc.Informers.Core().V1().Pods(), cc.Recorder(deployment.ControllerName), cc.Metrics, deployment.Options{})
+	return workers(c.Run, cc.Options.Controller.ConcurrentDeploymentSyncs), nil
+}
+
+func startNodeIPAM(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	o := cc.Options.Controller
+	if !o.AllocateNodeCIDRs {
+		return nil, nil
+	}
+	opts := nodeipam.DefaultOptions()
+	opts.ClusterCIDR, opts.NodeCIDRMaskSize, opts.ServiceCIDR = o.ClusterCIDR, o.NodeCIDRMaskSize, o.ServiceClusterIPRange
+	c, err := nodeipam.NewController(cc.Client, cc.Informers.Core().V1().Nodes(), cc.Recorder(nodeipam.ControllerName), cc.Metrics, opts)
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 1), nil
+}
+
+func startNodeLifecycle(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	o := cc.Options.Controller
+	f := cc.Informers
+	c, err := nodelifecycle.NewController(cc.Client, f.Core().V1().Nodes(), f.Coordination().V1().Leases(), f.Core().V1().Pods(),
+		cc.Recorder(nodelifecycle.ControllerName), cc.Metrics, nodelifecycle.Options{
+			NodeMonitorPeriod:         o.NodeMonitorPeriod,
+			NodeMonitorGracePeriod:    o.NodeMonitorGracePeriod,
+			NodeStartupGracePeriod:    o.NodeStartupGracePeriod,
+			NodeEvictionRate:          o.NodeEvictionRate,
+			SecondaryNodeEvictionRate: o.SecondaryNodeEvictionRate,
+			LargeClusterSizeThreshold: o.LargeClusterSizeThreshold,
+			UnhealthyZoneThreshold:    o.UnhealthyZoneThreshold,
+		})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 1), nil
+}
+
+func startPodGC(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers.Core().V1()
+	opts := podgc.DefaultOptions()
+	opts.TerminatedPodGCThreshold = cc.Options.Controller.TerminatedPodGCThreshold
+	c, err := podgc.NewController(cc.Client, f.Pods(), f.Nodes(), cc.Recorder(podgc.ControllerName), cc.Metrics, opts)
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 1), nil
+}
+
+// workers binds a controller's Run to its worker count.
+func workers(run func(context.Context, int) error, n int) RunFunc {
+	return func(ctx context.Context) error { return run(ctx, n) }
+}
