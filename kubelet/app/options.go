@@ -1,0 +1,136 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are skiff-kubelet's flags.
+type Options struct {
+	Kubeconfig   string
+	NodeName     string
+	NodeIP       string
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+
+	ContainerdAddress   string
+	ContainerdNamespace string
+	Snapshotter         string
+	RegistriesConfig    string
+
+	RootDir     string
+	CNIBinDirs  []string
+	CNIConfDir  string
+	CNICacheDir string
+	NetNSDir    string
+	BridgeName  string
+
+	Address     string
+	Port        int
+	TLSCertFile string
+	TLSKeyFile  string
+
+	NodeStatusUpdateFrequency time.Duration
+	NodeStatusReportFrequency time.Duration
+	SyncFrequency             time.Duration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		KubeAPIQPS:                50,
+		KubeAPIBurst:              100,
+		ContainerdAddress:         "/run/containerd/containerd.sock",
+		Snapshotter:               "overlayfs",
+		RootDir:                   "/var/lib/skiff-kubelet",
+		CNIBinDirs:                []string{"/usr/lib/cni"},
+		NetNSDir:                  "/var/run/netns",
+		BridgeName:                "skiff0",
+		Address:                   "0.0.0.0",
+		Port:                      10250,
+		NodeStatusUpdateFrequency: 10 * time.Second,
+		NodeStatusReportFrequency: 5 * time.Minute,
+		SyncFrequency:             time.Second,
+	}
+}
+
+// AddFlags registers the flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig with the API server's address and the node's credentials (CN=system:node:<node>).")
+	fs.StringVar(&o.NodeName, "hostname-override", o.NodeName, "The node's name; empty: the host name.")
+	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Same as --hostname-override.")
+	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "The node's InternalIP; empty: the first global IPv4 address of an interface that is up.")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "QPS to use while talking with the API server.")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst to use while talking with the API server.")
+	fs.StringVar(&o.ContainerdAddress, "containerd-address", o.ContainerdAddress, "containerd's socket.")
+	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "The containerd namespace of this kubelet's containers and images; empty: skiff-<node name>.")
+	fs.StringVar(&o.Snapshotter, "snapshotter", o.Snapshotter, "The containerd snapshotter for container root filesystems.")
+	fs.StringVar(&o.RegistriesConfig, "registries-config", o.RegistriesConfig, "A registries.yaml file in k3s's format (mirrors, auth, tls); empty: none.")
+	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "The kubelet's state directory (CNI configuration and cache, IPAM leases, container logs).")
+	fs.StringSliceVar(&o.CNIBinDirs, "cni-bin-dir", o.CNIBinDirs, "Directories of the CNI plugins.")
+	fs.StringVar(&o.CNIConfDir, "cni-conf-dir", o.CNIConfDir, "Where the kubelet writes its CNI conflist; empty: <root-dir>/cni/net.d.")
+	fs.StringVar(&o.CNICacheDir, "cni-cache-dir", o.CNICacheDir, "libcni's result cache; empty: <root-dir>/cni/cache.")
+	fs.StringVar(&o.NetNSDir, "netns-dir", o.NetNSDir, "Where pod network namespaces are pinned.")
+	fs.StringVar(&o.BridgeName, "bridge-name", o.BridgeName, "The Linux bridge that pods attach to (at most 15 characters).")
+	fs.StringVar(&o.Address, "address", o.Address, "The IP address to serve /healthz and /metrics on (HTTPS).")
+	fs.IntVar(&o.Port, "port", o.Port, "The HTTPS port; 0 picks a free port.")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate; empty: a self-signed one is generated in memory.")
+	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "Private key for --tls-cert-file.")
+	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the node status is computed (and sent when it changed).")
+	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "How often the node status is sent when it did not change.")
+	fs.DurationVar(&o.SyncFrequency, "pod-sync-frequency", o.SyncFrequency, "How often each pod is synced without changes (to see container exits).")
+}
+
+// Complete fills the defaults that depend on other flags.
+func (o *Options) Complete(hostname string) {
+	if o.NodeName == "" {
+		o.NodeName = hostname
+	}
+	if o.ContainerdNamespace == "" {
+		o.ContainerdNamespace = "skiff-" + o.NodeName
+	}
+	if o.CNIConfDir == "" {
+		o.CNIConfDir = filepath.Join(o.RootDir, "cni", "net.d")
+	}
+	if o.CNICacheDir == "" {
+		o.CNICacheDir = filepath.Join(o.RootDir, "cni", "cache")
+	}
+}
+
+// Validate checks the options (after Complete).
+func (o *Options) Validate() error {
+	var errs []error
+	if o.NodeName == "" {
+		errs = append(errs, errors.New("--node-name must not be empty"))
+	}
+	if o.NodeIP != "" && net.ParseIP(o.NodeIP) == nil {
+		errs = append(errs, fmt.Errorf("--node-ip %q is not an IP address", o.NodeIP))
+	}
+	if net.ParseIP(o.Address) == nil {
+		errs = append(errs, fmt.Errorf("--address %q is not an IP address", o.Address))
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		errs = append(errs, fmt.Errorf("--port %d must be between 0 and 65535", o.Port))
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
+	}
+	if o.BridgeName == "" || len(o.BridgeName) > 15 {
+		errs = append(errs, fmt.Errorf("--bridge-name %q must have 1 to 15 characters", o.BridgeName))
+	}
+	if o.RootDir == "" || o.NetNSDir == "" || len(o.CNIBinDirs) == 0 {
+		errs = append(errs, errors.New("--root-dir, --netns-dir and --cni-bin-dir must not be empty"))
+	}
+	if o.ContainerdAddress == "" {
+		errs = append(errs, errors.New("--containerd-address must not be empty"))
+	}
+	if o.NodeStatusUpdateFrequency <= 0 || o.NodeStatusReportFrequency <= 0 || o.SyncFrequency <= 0 {
+		errs = append(errs, errors.New("frequencies must be positive"))
+	}
+	return errors.Join(errs...)
+}

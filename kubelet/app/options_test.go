@@ -1,0 +1,52 @@
+package app
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(*Options)
+		wantErr string
+	}{
+		{name: "defaults", change: func(*Options) {}},
+		{name: "bad node IP", change: func(o *Options) { o.NodeIP = "nope" }, wantErr: "--node-ip"},
+		{name: "bad address", change: func(o *Options) { o.Address = "x" }, wantErr: "--address"},
+		{name: "bad port", change: func(o *Options) { o.Port = 70000 }, wantErr: "--port"},
+		{name: "cert without key", change: func(o *Options) { o.TLSCertFile = "c" }, wantErr: "--tls-cert-file"},
+		{name: "long bridge name", change: func(o *Options) { o.BridgeName = "sixteen-chars-xx" }, wantErr: "--bridge-name"},
+		{name: "no containerd", change: func(o *Options) { o.ContainerdAddress = "" }, wantErr: "--containerd-address"},
+		{name: "zero frequency", change: func(o *Options) { o.SyncFrequency = 0 }, wantErr: "frequencies"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewOptions()
+			tt.change(o)
+			o.Complete("host-1")
+			err := o.Validate()
+			if tt.wantErr == "" && err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestOptionsComplete(t *testing.T) {
+	o := NewOptions()
+	o.Complete("host-1")
+	if o.NodeName != "host-1" || o.ContainerdNamespace != "skiff-host-1" ||
+		o.CNIConfDir != "/var/lib/skiff-kubelet/cni/net.d" || o.CNICacheDir != "/var/lib/skiff-kubelet/cni/cache" {
+		t.Errorf("completed = %+v", o)
+	}
+	o = NewOptions()
+	o.NodeName, o.ContainerdNamespace = "n", "ns"
+	o.Complete("host-1")
+	if o.NodeName != "n" || o.ContainerdNamespace != "ns" {
+		t.Errorf("flags were overridden: %+v", o)
+	}
+}

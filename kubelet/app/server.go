@@ -1,0 +1,304 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/klog/v2"
+
+	"skiff.dev/kubelet/pkg/cni"
+	"skiff.dev/kubelet/pkg/containerd"
+	"skiff.dev/kubelet/pkg/images"
+	"skiff.dev/kubelet/pkg/kubelet"
+	"skiff.dev/kubelet/pkg/nodestatus"
+	"skiff.dev/kubelet/pkg/pod"
+)
+
+// Version is the kubelet version the node reports.
+const Version = "v1.32.0-skiff"
+
+// NewCommand returns the skiff-kubelet command.
+func NewCommand(ctx context.Context) *cobra.Command {
+	opts := NewOptions()
+	cmd := &cobra.Command{
+		Use:          "skiff-kubelet",
+		Short:        "Runs the pods bound to this node with containerd and CNI",
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := Setup(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer cfg.Close()
+			return Run(ctx, cfg)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	cmd.Flags().AddGoFlagSet(klogFlags)
+	return cmd
+}
+
+// Config is everything Setup built.
+type Config struct {
+	Options   *Options
+	Client    kubernetes.Interface
+	Registry  *prometheus.Registry
+	Metrics   *kubelet.Metrics
+	Runtime   *containerd.Runtime
+	Network   *cni.Network
+	Node      *nodestatus.Manager
+	Kubelet   *kubelet.Kubelet
+	Broadcast record.EventBroadcaster
+	Listener  net.Listener
+	tlsConfig *tls.Config
+}
+
+// Addr is the address of the HTTPS server.
+func (c *Config) Addr() string { return c.Listener.Addr().String() }
+
+// Close releases the containerd connection and the listener (Run closes
+// the listener itself when it served).
+func (c *Config) Close() {
+	_ = c.Runtime.Close()
+	_ = c.Listener.Close()
+}
+
+// BuildRESTConfig loads the kubeconfig.
+func BuildRESTConfig(o *Options) (*rest.Config, error) {
+	if o.Kubeconfig == "" {
+		return nil, errors.New("--kubeconfig is required")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	cfg.UserAgent = "skiff-kubelet"
+	return cfg, nil
+}
+
+// Setup completes and checks the options and builds every part.
+func Setup(ctx context.Context, o *Options) (*Config, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, err
+	}
+	o.Complete(host)
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	restCfg, err := BuildRESTConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	return SetupWithConfig(ctx, o, restCfg)
+}
+
+// SetupWithConfig is Setup with a ready client configuration.
+func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Config, error) {
+	host, _ := os.Hostname()
+	o.Complete(host)
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.RootDir, 0o755); err != nil {
+		return nil, err
+	}
+	nodeIP := o.NodeIP
+	if nodeIP == "" {
+		if nodeIP, err = nodestatus.DefaultNodeIP(); err != nil {
+			return nil, err
+		}
+	}
+	machine, err := nodestatus.ReadMachine(o.RootDir)
+	if err != nil {
+		return nil, err
+	}
+	regs, err := images.LoadRegistries(o.RegistriesConfig)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := containerd.New(containerd.Options{
+		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, Snapshotter: o.Snapshotter, Registries: regs,
+	})
+	if err != nil {
+		return nil, err
+	}
+	network, err := cni.New(cni.Options{
+		BinDirs: o.CNIBinDirs, ConfDir: o.CNIConfDir, CacheDir: o.CNICacheDir, NetNSDir: o.NetNSDir,
+		IPAMDir: filepath.Join(o.RootDir, "cni", "networks"), BridgeName: o.BridgeName,
+	})
+	if err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
+	cfg := &Config{Options: o, Client: client, Runtime: rt, Network: network, Registry: prometheus.NewRegistry()}
+	cfg.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg.Broadcast = record.NewBroadcaster(record.WithContext(ctx))
+	recorder := cfg.Broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: o.NodeName})
+
+	var k *kubelet.Kubelet
+	cfg.Metrics = kubelet.NewMetrics(cfg.Registry, func() int { return k.RunningPods() })
+	runtime := kubelet.Instrument(rt, cfg.Metrics)
+	env := pod.EnvContext{Objects: kubelet.Objects{Client: client}, HostIP: nodeIP, NodeAllocatable: machine.Capacity()}
+	lifecycle := &pod.Lifecycle{Hooks: []pod.Hook{
+		&pod.NetworkHook{Network: network, HostIP: nodeIP},
+		&pod.VolumesHook{
+			Dir: filepath.Join(o.RootDir, "pods"), ResolvConf: "/etc/resolv.conf", Env: env, Tokens: kubelet.Tokens{Client: client},
+			Mounter: kubelet.HostMounter{}, Recorder: recorder,
+		},
+		&pod.ImagesHook{Runtime: runtime, Recorder: recorder},
+		&pod.ContainersHook{Runtime: runtime, LogDir: filepath.Join(o.RootDir, "logs"), Recorder: recorder, Env: env},
+		&pod.ProbesHook{Runtime: runtime, Probe: (&pod.Prober{Runtime: runtime}).Probe, Recorder: recorder},
+	}}
+	k = kubelet.New(kubelet.Options{
+		NodeName: o.NodeName, Client: client, Runtime: runtime, Network: network, Lifecycle: lifecycle,
+		HostIP: nodeIP, SyncPeriod: o.SyncFrequency, Metrics: cfg.Metrics,
+		PodDirs: []string{filepath.Join(o.RootDir, "pods"), filepath.Join(o.RootDir, "logs")},
+	})
+	cfg.Kubelet = k
+	if cfg.tlsConfig, err = servingTLS(o, nodeIP); err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
+	cfg.Listener, err = net.Listen("tcp", net.JoinHostPort(o.Address, strconv.Itoa(o.Port)))
+	if err != nil {
+		_ = rt.Close()
+		return nil, fmt.Errorf("listening on %s:%d: %w", o.Address, o.Port, err)
+	}
+	port := int32(cfg.Listener.Addr().(*net.TCPAddr).Port)
+	cfg.Node = nodestatus.New(nodestatus.Options{
+		NodeName: o.NodeName, Client: client, NodeIP: nodeIP, Hostname: host, Machine: machine,
+		KubeletVersion: Version, KubeletPort: port,
+		RuntimeVersion:  rt.Version,
+		NetworkStatus:   network.Status,
+		OnPodCIDR:       network.SetPodCIDR,
+		UpdateFrequency: o.NodeStatusUpdateFrequency,
+		ReportFrequency: o.NodeStatusReportFrequency,
+	})
+	return cfg, nil
+}
+
+func servingTLS(o *Options, nodeIP string) (*tls.Config, error) {
+	var cert tls.Certificate
+	var err error
+	if o.TLSCertFile != "" {
+		cert, err = tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
+	} else {
+		var certPEM, keyPEM []byte
+		ips := []net.IP{net.ParseIP("127.0.0.1")}
+		if ip := net.ParseIP(nodeIP); ip != nil {
+			ips = append(ips, ip)
+		}
+		certPEM, keyPEM, err = certutil.GenerateSelfSignedCertKey(o.NodeName, ips, nil)
+		if err == nil {
+			cert, err = tls.X509KeyPair(certPEM, keyPEM)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading the serving certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// Run registers the node, then keeps its status and lease, runs the pods
+// and serves /healthz and /metrics until ctx ends.
+func Run(ctx context.Context, c *Config) error {
+	logger := klog.FromContext(ctx).WithValues("node", c.Options.NodeName)
+	ctx = klog.NewContext(ctx, logger)
+	c.Broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
+	defer c.Broadcast.Shutdown()
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return c.serve(ctx) })
+	g.Go(func() error {
+		if err := c.register(ctx); err != nil {
+			return err
+		}
+		return c.Node.Start(ctx)
+	})
+	g.Go(func() error { return c.Kubelet.Start(ctx) })
+	err := g.Wait()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// register retries until the node is registered or ctx ends.
+func (c *Config) register(ctx context.Context) error {
+	delay := 500 * time.Millisecond
+	for {
+		err := c.Node.Register(ctx)
+		if err == nil {
+			return nil
+		}
+		klog.FromContext(ctx).Error(err, "Registering the node; will retry", "in", delay)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		if delay < 7*time.Second {
+			delay *= 2
+		}
+	}
+}
+
+func (c *Config) serve(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := c.Runtime.Version(r.Context()); err != nil {
+			http.Error(w, "container runtime: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !c.Kubelet.Synced() {
+			http.Error(w, "pods not synced", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(c.Registry, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, TLSConfig: c.tlsConfig, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ServeTLS(c.Listener, "", "") }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	}
+}

@@ -1,0 +1,504 @@
+package containerd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/containerd/containerd"
+	"github.com/containerd/containerd/cio"
+	"github.com/containerd/containerd/errdefs"
+	"github.com/containerd/containerd/namespaces"
+	"github.com/containerd/containerd/oci"
+	"github.com/containerd/containerd/remotes/docker"
+	"github.com/distribution/reference"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"skiff.dev/kubelet/pkg/images"
+	"skiff.dev/kubelet/pkg/pod"
+)
+
+// Labels the runtime keeps on a container for what containerd forgets
+// once the task is deleted.
+const (
+	labelImageID    = "skiff.dev/image-id"
+	labelStartedAt  = "skiff.dev/started-at"
+	labelFinishedAt = "skiff.dev/finished-at"
+	labelExitCode   = "skiff.dev/exit-code"
+	labelReason     = "skiff.dev/reason"
+)
+
+// Runtime implements pod.Runtime with containerd, in one containerd
+// namespace.
+type Runtime struct {
+	client      *containerd.Client
+	namespace   string
+	snapshotter string
+	registries  *images.Registries
+}
+
+var _ pod.Runtime = (*Runtime)(nil)
+
+// Options configure New.
+type Options struct {
+	Address     string
+	Namespace   string
+	Snapshotter string
+	Registries  *images.Registries
+}
+
+// New connects to containerd. It does not wait for containerd to answer.
+func New(o Options) (*Runtime, error) {
+	if o.Namespace == "" {
+		return nil, errors.New("containerd namespace must not be empty")
+	}
+	if o.Snapshotter == "" {
+		o.Snapshotter = containerd.DefaultSnapshotter
+	}
+	if o.Registries == nil {
+		o.Registries = &images.Registries{}
+	}
+	client, err := containerd.New(o.Address, containerd.WithDefaultNamespace(o.Namespace), containerd.WithTimeout(0))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to containerd at %s: %w", o.Address, err)
+	}
+	return &Runtime{client: client, namespace: o.Namespace, snapshotter: o.Snapshotter, registries: o.Registries}, nil
+}
+
+// Close closes the connection.
+func (r *Runtime) Close() error { return r.client.Close() }
+
+func (r *Runtime) ns(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, r.namespace)
+}
+
+// Version is containerd's version, e.g. "1.6.20~ds1".
+func (r *Runtime) Version(ctx context.Context) (string, error) {
+	v, err := r.client.Version(r.ns(ctx))
+	if err != nil {
+		return "", err
+	}
+	return v.Version, nil
+}
+
+// GetImage implements pod.Runtime; the image is unpacked if needed.
+func (r *Runtime) GetImage(ctx context.Context, ref string) (pod.Image, error) {
+	ctx = r.ns(ctx)
+	img, err := r.client.GetImage(ctx, ref)
+	if errdefs.IsNotFound(err) {
+		return pod.Image{}, fmt.Errorf("%s: %w", ref, pod.ErrImageNotFound)
+	}
+	if err != nil {
+		return pod.Image{}, err
+	}
+	ok, err := img.IsUnpacked(ctx, r.snapshotter)
+	if err != nil {
+		return pod.Image{}, err
+	}
+	if !ok {
+		if err := img.Unpack(ctx, r.snapshotter); err != nil {
+			return pod.Image{}, fmt.Errorf("unpacking %s: %w", ref, err)
+		}
+	}
+	return pod.Image{Ref: ref, ID: imageID(ref, img.Target().Digest.String())}, nil
+}
+
+// PullImage implements pod.Runtime.
+func (r *Runtime) PullImage(ctx context.Context, ref string) (pod.Image, error) {
+	ctx = r.ns(ctx)
+	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: r.registries.Hosts()})
+	img, err := r.client.Pull(ctx, ref, containerd.WithPullUnpack, containerd.WithResolver(resolver), containerd.WithPullSnapshotter(r.snapshotter))
+	if err != nil {
+		return pod.Image{}, err
+	}
+	return pod.Image{Ref: ref, ID: imageID(ref, img.Target().Digest.String())}, nil
+}
+
+// imageID is repository@digest, as upstream's imageID.
+func imageID(ref, digest string) string {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return ref + "@" + digest
+	}
+	return named.Name() + "@" + digest
+}
+
+// CreateContainer implements pod.Runtime.
+func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) error {
+	ctx = r.ns(ctx)
+	img, err := r.client.GetImage(ctx, s.Image)
+	if err != nil {
+		return fmt.Errorf("image %s: %w", s.Image, err)
+	}
+	cfg, err := img.Spec(ctx)
+	if err != nil {
+		return fmt.Errorf("image %s config: %w", s.Image, err)
+	}
+	args := ProcessArgs(cfg.Config.Entrypoint, cfg.Config.Cmd, s.Command, s.Args)
+	if len(args) == 0 {
+		return errors.New("no command specified")
+	}
+	specOpts := []oci.SpecOpts{
+		oci.WithImageConfig(img),
+		oci.WithProcessArgs(args...),
+		oci.WithEnv(s.Env),
+		oci.WithHostname(s.Hostname),
+	}
+	if s.WorkingDir != "" {
+		specOpts = append(specOpts, oci.WithProcessCwd(s.WorkingDir))
+	}
+	switch {
+	case s.HostNetwork:
+		specOpts = append(specOpts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
+	case s.NetNSPath != "":
+		specOpts = append(specOpts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: s.NetNSPath}))
+	}
+	if len(s.Mounts) > 0 {
+		var ms []specs.Mount
+		for _, m := range s.Mounts {
+			mode := "rw"
+			if m.ReadOnly {
+				mode = "ro"
+			}
+			ms = append(ms, specs.Mount{Type: "bind", Source: m.Source, Destination: m.Destination, Options: []string{"rbind", "rprivate", mode}})
+		}
+		specOpts = append(specOpts, oci.WithMounts(ms))
+	}
+	if s.MemoryLimit > 0 {
+		specOpts = append(specOpts, oci.WithMemoryLimit(uint64(s.MemoryLimit)))
+	}
+	if s.CPUShares > 0 {
+		specOpts = append(specOpts, oci.WithCPUShares(s.CPUShares))
+	}
+	if s.CPUQuota > 0 {
+		specOpts = append(specOpts, oci.WithCPUCFS(s.CPUQuota, s.CPUPeriod))
+	}
+	labels := map[string]string{labelImageID: imageID(s.Image, img.Target().Digest.String())}
+	for k, v := range s.Labels {
+		labels[k] = v
+	}
+	_, err = r.client.NewContainer(ctx, s.ID,
+		containerd.WithImage(img),
+		containerd.WithNewSnapshot(s.ID, img, nil...),
+		containerd.WithRuntime("io.containerd.runc.v2", nil),
+		containerd.WithContainerLabels(labels),
+		containerd.WithNewSpec(specOpts...),
+	)
+	if err != nil {
+		return fmt.Errorf("creating container: %w", err)
+	}
+	if s.LogPath != "" {
+		if err := os.MkdirAll(filepath.Dir(s.LogPath), 0o755); err != nil {
+			return err
+		}
+		if _, err := r.loadSetLabel(ctx, s.ID, map[string]string{labelLogPath: s.LogPath}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const labelLogPath = "skiff.dev/log-path"
+
+// ProcessArgs is upstream's rule: command replaces the image's
+// entrypoint, args replace its cmd; command without args drops the cmd.
+func ProcessArgs(entrypoint, cmd, command, args []string) []string {
+	switch {
+	case len(command) > 0:
+		return append(append([]string{}, command...), args...)
+	case len(args) > 0:
+		return append(append([]string{}, entrypoint...), args...)
+	}
+	return append(append([]string{}, entrypoint...), cmd...)
+}
+
+func (r *Runtime) loadSetLabel(ctx context.Context, id string, labels map[string]string) (containerd.Container, error) {
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.SetLabels(ctx, labels); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// StartContainer implements pod.Runtime: its task is created and started,
+// with stdout and stderr going to the log file.
+func (r *Runtime) StartContainer(ctx context.Context, id string) error {
+	ctx = r.ns(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return err
+	}
+	labels, err := c.Labels(ctx)
+	if err != nil {
+		return err
+	}
+	creator := cio.NullIO
+	if p := labels[labelLogPath]; p != "" {
+		creator = cio.LogFile(p)
+	}
+	task, err := c.NewTask(ctx, creator)
+	if err != nil {
+		return fmt.Errorf("creating task: %w", err)
+	}
+	if err := task.Start(ctx); err != nil {
+		_, _ = task.Delete(ctx, containerd.WithProcessKill)
+		return fmt.Errorf("starting task: %w", err)
+	}
+	_, err = c.SetLabels(ctx, map[string]string{labelStartedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+	return err
+}
+
+// StopContainer implements pod.Runtime.
+func (r *Runtime) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	ctx = r.ns(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	task, err := c.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	exited, err := task.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	if err := task.Kill(ctx, syscall.SIGTERM); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("sending SIGTERM: %w", err)
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		if err := task.Kill(ctx, syscall.SIGKILL, containerd.WithKillAll); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("sending SIGKILL: %w", err)
+		}
+		select {
+		case <-exited:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	_, err = r.reap(ctx, c, task)
+	return err
+}
+
+// reap records a stopped task's exit in the container's labels and
+// deletes the task.
+func (r *Runtime) reap(ctx context.Context, c containerd.Container, task containerd.Task) (map[string]string, error) {
+	st, err := task.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	finished := st.ExitTime
+	if finished.IsZero() {
+		finished = time.Now()
+	}
+	labels, err := c.SetLabels(ctx, map[string]string{
+		labelExitCode:   strconv.FormatUint(uint64(st.ExitStatus), 10),
+		labelFinishedAt: finished.UTC().Format(time.RFC3339Nano),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := task.Delete(ctx); err != nil && !errdefs.IsNotFound(err) {
+		return nil, fmt.Errorf("deleting task: %w", err)
+	}
+	return labels, nil
+}
+
+// RemoveContainer implements pod.Runtime: the task is killed and deleted,
+// then the container and its snapshot.
+func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
+	ctx = r.ns(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if task, err := c.Task(ctx, nil); err == nil {
+		if _, err := task.Delete(ctx, containerd.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("deleting task: %w", err)
+		}
+	} else if !errdefs.IsNotFound(err) {
+		return err
+	}
+	if err := c.Delete(ctx, containerd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("deleting container: %w", err)
+	}
+	return nil
+}
+
+// ListContainers implements pod.Runtime: the containers that carry a pod
+// UID label, with their state; exited tasks are reaped on the way.
+func (r *Runtime) ListContainers(ctx context.Context) ([]pod.Container, error) {
+	ctx = r.ns(ctx)
+	list, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q", pod.LabelPodUID))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pod.Container, 0, len(list))
+	for _, c := range list {
+		pc, err := r.status(ctx, c)
+		if errdefs.IsNotFound(err) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pc)
+	}
+	return out, nil
+}
+
+func (r *Runtime) status(ctx context.Context, c containerd.Container) (pod.Container, error) {
+	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
+	if err != nil {
+		return pod.Container{}, err
+	}
+	labels := info.Labels
+	pc := pod.Container{ID: c.ID(), CreatedAt: info.CreatedAt, Image: info.Image}
+	task, err := c.Task(ctx, nil)
+	switch {
+	case errdefs.IsNotFound(err):
+	case err != nil:
+		return pod.Container{}, err
+	default:
+		st, err := task.Status(ctx)
+		if err != nil {
+			return pod.Container{}, err
+		}
+		switch st.Status {
+		case containerd.Running, containerd.Paused, containerd.Pausing:
+			pc.State = pod.StateRunning
+		case containerd.Stopped:
+			if labels, err = r.reap(ctx, c, task); err != nil {
+				return pod.Container{}, err
+			}
+		default:
+			pc.State = pod.StateCreated
+		}
+	}
+	pc.Labels = labels
+	pc.ImageID = labels[labelImageID]
+	pc.StartedAt = parseTime(labels[labelStartedAt])
+	if pc.State == "" {
+		pc.State = exitedOrCreated(&pc, labels)
+	}
+	return pc, nil
+}
+
+// exitedOrCreated reads the state of a container without a task from its
+// labels: exited when it has an exit code or was started (its task was
+// lost with containerd's state), else created.
+func exitedOrCreated(pc *pod.Container, labels map[string]string) pod.ContainerState {
+	if code, ok := labels[labelExitCode]; ok {
+		n, _ := strconv.ParseInt(code, 10, 32)
+		pc.ExitCode = int32(n)
+		pc.FinishedAt = parseTime(labels[labelFinishedAt])
+		pc.Reason = labels[labelReason]
+		return pod.StateExited
+	}
+	if _, ok := labels[labelStartedAt]; ok {
+		pc.ExitCode = 255
+		pc.Reason = "ContainerStatusUnknown"
+		pc.FinishedAt = pc.StartedAt
+		return pod.StateExited
+	}
+	return pod.StateCreated
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// lockedBuffer collects stdout and stderr of an exec.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 10<<10 { // keep at most ~10 KiB, as upstream caps probe output
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte{}, b.buf.Bytes()...)
+}
+
+// Exec implements pod.Runtime: cmd runs in the container with its
+// process settings; it is killed after timeout.
+func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (int32, []byte, error) {
+	ctx = r.ns(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	task, err := c.Task(ctx, nil)
+	if err != nil {
+		return 0, nil, fmt.Errorf("container %s is not running: %w", id, err)
+	}
+	spec, err := c.Spec(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	proc := *spec.Process
+	proc.Args, proc.Terminal = cmd, false
+	out := &lockedBuffer{}
+	execID := "exec-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	p, err := task.Exec(ctx, execID, &proc, cio.NewCreator(cio.WithStreams(nil, out, out)))
+	if err != nil {
+		return 0, nil, fmt.Errorf("exec: %w", err)
+	}
+	defer func() { _, _ = p.Delete(context.WithoutCancel(ctx), containerd.WithProcessKill) }()
+	statusC, err := p.Wait(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := p.Start(ctx); err != nil {
+		return 0, nil, fmt.Errorf("exec start: %w", err)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case st := <-statusC:
+		if io := p.IO(); io != nil {
+			io.Wait()
+		}
+		return int32(st.ExitCode()), out.Bytes(), st.Error()
+	case <-timer.C:
+		_ = p.Kill(ctx, syscall.SIGKILL)
+		return 0, out.Bytes(), fmt.Errorf("command timed out after %s", timeout)
+	case <-ctx.Done():
+		return 0, out.Bytes(), ctx.Err()
+	}
+}

@@ -1,0 +1,294 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"skiff.dev/kubelet/pkg/pod"
+)
+
+// Network is the pod network as the kubelet uses it: the lifecycle's
+// Network, plus the list of sandboxes for start-up clean-up.
+type Network interface {
+	pod.Network
+	Sandboxes() ([]types.UID, error)
+}
+
+// Options configure a Kubelet.
+type Options struct {
+	NodeName string
+	Client   kubernetes.Interface
+	Runtime  pod.Runtime
+	Network  Network
+	// Lifecycle is the hook list shared by every pod.
+	Lifecycle *pod.Lifecycle
+	// PodDirs hold one entry per pod UID (volumes, logs); entries of pods
+	// that are gone are cleaned up at start.
+	PodDirs []string
+	HostIP  string
+	// SyncPeriod is the per-pod resync (1 s when 0).
+	SyncPeriod time.Duration
+	Metrics    *Metrics
+}
+
+// Kubelet runs the pods bound to its node: one worker per pod, fed by an
+// informer that sees only those pods.
+type Kubelet struct {
+	o   Options
+	cfg *pod.WorkerConfig
+
+	mu      sync.Mutex
+	workers map[types.UID]*pod.Worker
+	wg      sync.WaitGroup
+	synced  bool
+}
+
+// New returns a Kubelet.
+func New(o Options) *Kubelet {
+	k := &Kubelet{o: o, workers: map[types.UID]*pod.Worker{}}
+	k.cfg = &pod.WorkerConfig{
+		Lifecycle: o.Lifecycle, Runtime: o.Runtime, Status: &statusWriter{client: o.Client},
+		HostIP: o.HostIP, SyncPeriod: o.SyncPeriod,
+	}
+	if o.Metrics != nil {
+		k.cfg.OnStarted = func(_ *corev1.Pod, d time.Duration) { o.Metrics.PodStartDuration.Observe(d.Seconds()) }
+	}
+	return k
+}
+
+// RunningPods counts the pods whose containers all run.
+func (k *Kubelet) RunningPods() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for _, w := range k.workers {
+		if w.Running() {
+			n++
+		}
+	}
+	return n
+}
+
+// Synced says the pod informer has synced and orphans were cleaned up.
+func (k *Kubelet) Synced() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.synced
+}
+
+// Start runs the pods until ctx ends; their containers keep running
+// afterwards, for the next kubelet to adopt.
+func (k *Kubelet) Start(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	factory := informers.NewSharedInformerFactoryWithOptions(k.o.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", k.o.NodeName).String()
+		}))
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { k.update(ctx, obj) },
+		UpdateFunc: func(_, obj any) { k.update(ctx, obj) },
+		DeleteFunc: func(obj any) { k.remove(obj) },
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		k.wg.Wait()
+		return nil
+	}
+	if err := k.cleanupOrphans(ctx, inf.GetStore()); err != nil {
+		logger.Error(err, "Removing containers and sandboxes of pods that are gone")
+	}
+	k.mu.Lock()
+	k.synced = true
+	k.mu.Unlock()
+	<-ctx.Done()
+	k.wg.Wait()
+	return nil
+}
+
+func (k *Kubelet) update(ctx context.Context, obj any) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || p.Spec.NodeName != k.o.NodeName {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if w, ok := k.workers[p.UID]; ok {
+		w.Update(p)
+		return
+	}
+	w := pod.NewWorker(k.cfg, p)
+	k.workers[p.UID] = w
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		if w.Run(ctx) {
+			k.mu.Lock()
+			delete(k.workers, p.UID)
+			k.mu.Unlock()
+		}
+	}()
+}
+
+func (k *Kubelet) remove(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if w, ok := k.workers[p.UID]; ok {
+		w.Remove()
+	}
+}
+
+// cleanupOrphans tears down, with the pod lifecycle's destroy steps,
+// every pod that has containers, a network sandbox or directories here
+// but is no longer bound to this node; current pods are left for their
+// workers to adopt. Orphans' containers are killed without a grace
+// period: their pods are already gone from the API.
+func (k *Kubelet) cleanupOrphans(ctx context.Context, store cache.Store) error {
+	logger := klog.FromContext(ctx)
+	current := map[types.UID]bool{}
+	for _, obj := range store.List() {
+		if p, ok := obj.(*corev1.Pod); ok {
+			current[p.UID] = true
+		}
+	}
+	orphans := map[types.UID]*corev1.Pod{}
+	add := func(uid types.UID, name, namespace string) {
+		if uid == "" || current[uid] {
+			return
+		}
+		if _, ok := orphans[uid]; !ok {
+			orphans[uid] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, Name: name, Namespace: namespace}}
+		}
+	}
+	containers, err := k.o.Runtime.ListContainers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range containers {
+		add(c.PodUID(), c.Labels[pod.LabelPodName], c.Labels[pod.LabelPodNamespace])
+	}
+	sandboxes, err := k.o.Network.Sandboxes()
+	if err != nil {
+		return err
+	}
+	for _, uid := range sandboxes {
+		add(uid, "", "")
+	}
+	for _, dir := range k.o.PodDirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		for _, e := range entries {
+			add(types.UID(e.Name()), "", "")
+		}
+	}
+	var errs []error
+	for uid, p := range orphans {
+		logger.Info("Tearing down a pod that is gone", "pod", klog.KObj(p), "podUID", uid)
+		s := pod.NewState(p)
+		s.Now, s.GracePeriod = time.Now(), 0
+		if err := k.o.Lifecycle.Destroy(ctx, s); err != nil {
+			errs = append(errs, fmt.Errorf("pod %s: %w", uid, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// statusWriter writes through the API.
+type statusWriter struct {
+	client kubernetes.Interface
+}
+
+// UpdateStatus implements pod.StatusWriter: pods/status, retried on
+// conflict against the latest version of the same pod.
+func (s *statusWriter) UpdateStatus(ctx context.Context, p *corev1.Pod, st corev1.PodStatus) error {
+	cur := p.DeepCopy()
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur.Status = *st.DeepCopy()
+		// The scheduler's and others' conditions stay.
+		cur.Status.Conditions = mergeConditions(p.Status.Conditions, st.Conditions)
+		_, err := s.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			fresh, gerr := s.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+			if gerr != nil {
+				return gerr
+			}
+			if fresh.UID != p.UID {
+				return fmt.Errorf("pod %s/%s was replaced", p.Namespace, p.Name)
+			}
+			cur = fresh
+		}
+		return err
+	})
+}
+
+// mergeConditions keeps the conditions the kubelet does not own.
+func mergeConditions(old, mine []corev1.PodCondition) []corev1.PodCondition {
+	out := append([]corev1.PodCondition{}, mine...)
+	for _, c := range old {
+		found := false
+		for _, m := range mine {
+			if m.Type == c.Type {
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Delete implements pod.StatusWriter.
+func (s *statusWriter) Delete(ctx context.Context, p *corev1.Pod) error {
+	err := s.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0),
+		Preconditions:      metav1.NewUIDPreconditions(string(p.UID)),
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone, or another pod of the same name
+	}
+	return err
+}
+
+// Objects reads config maps and secrets from the API.
+type Objects struct {
+	Client kubernetes.Interface
+}
+
+// ConfigMap implements pod.Objects.
+func (o Objects) ConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	return o.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// Secret implements pod.Objects.
+func (o Objects) Secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	return o.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+}

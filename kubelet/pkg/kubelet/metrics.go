@@ -1,0 +1,99 @@
+package kubelet
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"skiff.dev/kubelet/pkg/pod"
+)
+
+// Metrics are the kubelet's metrics, with upstream's names.
+type Metrics struct {
+	PodStartDuration  prometheus.Histogram
+	RuntimeOperations *prometheus.HistogramVec
+	RuntimeErrors     *prometheus.CounterVec
+}
+
+// NewMetrics registers the metrics on reg; running counts the running pods.
+func NewMetrics(reg prometheus.Registerer, running func() int) *Metrics {
+	m := &Metrics{
+		PodStartDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Subsystem: "kubelet", Name: "pod_start_duration_seconds",
+			Help:    "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run",
+			Buckets: []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600},
+		}),
+		RuntimeOperations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "kubelet", Name: "runtime_operations_duration_seconds",
+			Help:    "Duration in seconds of runtime operations. Broken down by operation type.",
+			Buckets: prometheus.ExponentialBuckets(.005, 2.5, 14),
+		}, []string{"operation_type"}),
+		RuntimeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: "kubelet", Name: "runtime_operations_errors_total",
+			Help: "Cumulative number of runtime operation errors by operation type.",
+		}, []string{"operation_type"}),
+	}
+	reg.MustRegister(m.PodStartDuration, m.RuntimeOperations, m.RuntimeErrors,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Subsystem: "kubelet", Name: "running_pods",
+			Help: "Number of pods that have a running pod sandbox",
+		}, func() float64 { return float64(running()) }))
+	return m
+}
+
+// instrumented times every runtime operation.
+type instrumented struct {
+	rt pod.Runtime
+	m  *Metrics
+}
+
+// Instrument wraps a runtime so its operations are measured.
+func Instrument(rt pod.Runtime, m *Metrics) pod.Runtime { return &instrumented{rt: rt, m: m} }
+
+func (i *instrumented) observe(op string, start time.Time, err error) {
+	i.m.RuntimeOperations.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	if err != nil {
+		i.m.RuntimeErrors.WithLabelValues(op).Inc()
+	}
+}
+
+func (i *instrumented) GetImage(ctx context.Context, ref string) (img pod.Image, err error) {
+	defer func(t time.Time) { i.observe("image_status", t, nil) }(time.Now())
+	return i.rt.GetImage(ctx, ref)
+}
+
+func (i *instrumented) PullImage(ctx context.Context, ref string) (img pod.Image, err error) {
+	defer func(t time.Time) { i.observe("pull_image", t, err) }(time.Now())
+	return i.rt.PullImage(ctx, ref)
+}
+
+func (i *instrumented) CreateContainer(ctx context.Context, s pod.ContainerSpec) (err error) {
+	defer func(t time.Time) { i.observe("create_container", t, err) }(time.Now())
+	return i.rt.CreateContainer(ctx, s)
+}
+
+func (i *instrumented) StartContainer(ctx context.Context, id string) (err error) {
+	defer func(t time.Time) { i.observe("start_container", t, err) }(time.Now())
+	return i.rt.StartContainer(ctx, id)
+}
+
+func (i *instrumented) StopContainer(ctx context.Context, id string, grace time.Duration) (err error) {
+	defer func(t time.Time) { i.observe("stop_container", t, err) }(time.Now())
+	return i.rt.StopContainer(ctx, id, grace)
+}
+
+func (i *instrumented) RemoveContainer(ctx context.Context, id string) (err error) {
+	defer func(t time.Time) { i.observe("remove_container", t, err) }(time.Now())
+	return i.rt.RemoveContainer(ctx, id)
+}
+
+func (i *instrumented) Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (code int32, out []byte, err error) {
+	defer func(t time.Time) { i.observe("exec_sync", t, err) }(time.Now())
+	return i.rt.Exec(ctx, id, cmd, timeout)
+}
+
+func (i *instrumented) ListContainers(ctx context.Context) (cs []pod.Container, err error) {
+	defer func(t time.Time) { i.observe("list_containers", t, err) }(time.Now())
+	return i.rt.ListContainers(ctx)
+}

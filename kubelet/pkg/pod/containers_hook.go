@@ -1,0 +1,320 @@
+package pod
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+)
+
+// Waiting reasons about containers, as upstream's.
+const (
+	ReasonContainerCreating          = "ContainerCreating"
+	ReasonCrashLoopBackOff           = "CrashLoopBackOff"
+	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	ReasonCreateContainerError       = "CreateContainerError"
+	ReasonRunContainerError          = "RunContainerError"
+)
+
+// ContainersHook starts the pod's containers once their images are ready,
+// restarts exited ones as the restart policy says (with back-off), and
+// stops and removes them when the pod goes away.
+type ContainersHook struct {
+	Runtime Runtime
+	Env     EnvContext
+	// LogDir holds the containers' logs: <LogDir>/<pod uid>/<name>/<attempt>.log.
+	LogDir   string
+	Recorder record.EventRecorder
+}
+
+// Name implements Hook.
+func (h *ContainersHook) Name() string { return "containers" }
+
+// Run starts what should run, then reads the containers again so the
+// hooks after it see what it started.
+func (h *ContainersHook) Run(ctx context.Context, s *State) error {
+	var errs []error
+	for _, c := range containersToStart(s) {
+		if err := h.syncContainer(ctx, s, c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.Refresh(ctx, h.Runtime); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (h *ContainersHook) syncContainer(ctx context.Context, s *State, c *corev1.Container) error {
+	cur, prev := s.Latest(c.Name)
+	switch {
+	case cur == nil:
+		return h.start(ctx, s, c, 0)
+	case cur.State == StateCreated:
+		// Created but never started (the kubelet stopped in between):
+		// start it from scratch.
+		if err := h.Runtime.RemoveContainer(ctx, cur.ID); err != nil {
+			return err
+		}
+		return h.start(ctx, s, c, cur.Attempt())
+	case cur.State == StateExited && ShouldRestart(restartPolicyOf(s, c.Name), cur.ExitCode):
+		if s.Now.Before(cur.FinishedAt.Add(RestartDelay(cur.Attempt()))) {
+			return nil
+		}
+		if err := h.start(ctx, s, c, cur.Attempt()+1); err != nil {
+			return err
+		}
+		// Keep the last exited container for lastState; older ones go.
+		if prev != nil {
+			return h.Runtime.RemoveContainer(ctx, prev.ID)
+		}
+	}
+	return nil
+}
+
+func (h *ContainersHook) start(ctx context.Context, s *State, c *corev1.Container, attempt int) error {
+	img := s.Images[c.Name]
+	if img == nil || !img.Ready {
+		return nil
+	}
+	if e, ok := s.Errors[c.Name]; ok && s.Now.Before(e.RetryAt) {
+		return nil
+	}
+	spec, err := h.spec(ctx, s, c, img.Image, attempt)
+	if err != nil {
+		h.fail(s, c, ReasonCreateContainerConfigError, err)
+		return nil
+	}
+	if err := h.Runtime.CreateContainer(ctx, spec); err != nil {
+		h.fail(s, c, ReasonCreateContainerError, err)
+		return nil
+	}
+	h.event(s.Pod, corev1.EventTypeNormal, "Created", "Created container "+c.Name)
+	if err := h.Runtime.StartContainer(ctx, spec.ID); err != nil {
+		h.fail(s, c, ReasonRunContainerError, err)
+		return h.Runtime.RemoveContainer(ctx, spec.ID)
+	}
+	delete(s.Errors, c.Name)
+	h.event(s.Pod, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
+	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(s.Pod), "container", c.Name, "id", spec.ID, "attempt", attempt)
+	return nil
+}
+
+// fail records a failure to create or start a container; the next try
+// waits with the image back-off.
+func (h *ContainersHook) fail(s *State, c *corev1.Container, reason string, err error) {
+	e := s.Errors[c.Name]
+	e.Reason, e.Message = reason, err.Error()
+	e.Failures++
+	e.RetryAt = s.Now.Add(BackOff(e.Failures))
+	s.Errors[c.Name] = e
+	h.event(s.Pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
+}
+
+func (h *ContainersHook) event(pod *corev1.Pod, typ, reason, msg string) {
+	if h.Recorder != nil {
+		h.Recorder.Event(pod, typ, reason, msg)
+	}
+}
+
+func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container, img Image, attempt int) (ContainerSpec, error) {
+	ec := h.Env
+	if s.Sandbox != nil {
+		ec.PodIPs = s.Sandbox.IPs
+	}
+	env, err := ResolveEnv(ctx, s.Pod, c, ec)
+	if err != nil {
+		return ContainerSpec{}, err
+	}
+	vals := EnvMap(env)
+	expand := func(in []string) []string {
+		if in == nil {
+			return nil
+		}
+		out := make([]string, len(in))
+		for i, a := range in {
+			out[i] = Expand(a, vals)
+		}
+		return out
+	}
+	id, err := newID()
+	if err != nil {
+		return ContainerSpec{}, err
+	}
+	spec := ContainerSpec{
+		ID: id,
+		Labels: map[string]string{
+			LabelPodUID:        string(s.Pod.UID),
+			LabelPodName:       s.Pod.Name,
+			LabelPodNamespace:  s.Pod.Namespace,
+			LabelContainerName: c.Name,
+			LabelAttempt:       strconv.Itoa(attempt),
+		},
+		Image:      img.Ref,
+		Command:    expand(c.Command),
+		Args:       expand(c.Args),
+		Env:        env,
+		WorkingDir: c.WorkingDir,
+		Hostname:   s.Pod.Name,
+		LogPath:    filepath.Join(h.LogDir, string(s.Pod.UID), c.Name, strconv.Itoa(attempt)+".log"),
+	}
+	if s.Sandbox != nil {
+		spec.NetNSPath = s.Sandbox.NetNSPath
+	}
+	spec.HostNetwork = s.Pod.Spec.HostNetwork
+	if spec.Mounts, err = mounts(s, c); err != nil {
+		return ContainerSpec{}, err
+	}
+	spec.MemoryLimit, spec.CPUShares, spec.CPUQuota, spec.CPUPeriod = CgroupResources(c.Resources)
+	return spec, nil
+}
+
+// mounts are the container's volume mounts on the host; a subPath is
+// created in the volume when missing.
+func mounts(s *State, c *corev1.Container) ([]Mount, error) {
+	var out []Mount
+	for _, vm := range c.VolumeMounts {
+		vol, ok := s.Volumes[vm.Name]
+		if !ok {
+			return nil, fmt.Errorf("volume %q is not set up", vm.Name)
+		}
+		src := vol.Path
+		if vm.SubPath != "" {
+			clean := filepath.Clean(vm.SubPath)
+			if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+				return nil, fmt.Errorf("invalid subPath %q", vm.SubPath)
+			}
+			src = filepath.Join(src, clean)
+			if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+				if err := os.MkdirAll(src, 0o755); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, Mount{Source: src, Destination: vm.MountPath, ReadOnly: vm.ReadOnly || vol.ReadOnly})
+	}
+	for _, m := range s.EtcMounts {
+		if !mountsPath(c, m.Destination) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// mountsPath says whether the container mounts a volume at path itself.
+func mountsPath(c *corev1.Container, path string) bool {
+	for _, vm := range c.VolumeMounts {
+		if filepath.Clean(vm.MountPath) == path {
+			return true
+		}
+	}
+	return false
+}
+
+// CgroupResources maps a container's resources to cgroup settings as
+// upstream does: memory limit in bytes; cpu.shares from the cpu request
+// (the limit when there is no request; at least 2); the CFS quota from the
+// cpu limit over a 100 ms period (at least 1 ms).
+func CgroupResources(r corev1.ResourceRequirements) (memory int64, shares uint64, quota int64, period uint64) {
+	const cfsPeriod = 100000
+	if q, ok := r.Limits[corev1.ResourceMemory]; ok {
+		memory = q.Value()
+	}
+	milli := int64(0)
+	if q, ok := r.Requests[corev1.ResourceCPU]; ok {
+		milli = q.MilliValue()
+	} else if q, ok := r.Limits[corev1.ResourceCPU]; ok {
+		milli = q.MilliValue()
+	}
+	shares = uint64(milli * 1024 / 1000)
+	if shares < 2 {
+		shares = 2
+	}
+	if q, ok := r.Limits[corev1.ResourceCPU]; ok {
+		quota = q.MilliValue() * cfsPeriod / 1000
+		if quota < 1000 {
+			quota = 1000
+		}
+		period = cfsPeriod
+	}
+	return memory, shares, quota, period
+}
+
+func newID() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// Destroy stops every container of the pod within the grace period, in
+// parallel, and removes them.
+func (h *ContainersHook) Destroy(ctx context.Context, s *State) error {
+	all, err := h.Runtime.ListContainers(ctx)
+	if err != nil {
+		return err
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for _, c := range all {
+		if c.PodUID() != s.Pod.UID {
+			continue
+		}
+		wg.Add(1)
+		go func(c Container) {
+			defer wg.Done()
+			if err := h.stopAndRemove(ctx, s, c); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(c)
+	}
+	wg.Wait()
+	if len(errs) == 0 && h.LogDir != "" {
+		if err := os.RemoveAll(filepath.Join(h.LogDir, string(s.Pod.UID))); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (h *ContainersHook) stopAndRemove(ctx context.Context, s *State, c Container) error {
+	if c.State == StateRunning {
+		h.event(s.Pod, corev1.EventTypeNormal, "Killing", "Stopping container "+c.Name())
+		if err := h.Runtime.StopContainer(ctx, c.ID, s.GracePeriod); err != nil {
+			return fmt.Errorf("stopping container %s: %w", c.Name(), err)
+		}
+	}
+	if err := h.Runtime.RemoveContainer(ctx, c.ID); err != nil {
+		return fmt.Errorf("removing container %s: %w", c.Name(), err)
+	}
+	return nil
+}
+
+// GracePeriod is how long a pod's containers get between SIGTERM and
+// SIGKILL: the deletion's grace period, else the spec's, else 30 s.
+func GracePeriod(pod *corev1.Pod) time.Duration {
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return 30 * time.Second
+}

@@ -1,0 +1,33 @@
+// Package pod runs one pod on this node: its lifecycle and its status.
+//
+// A pod's lifecycle is an ordered list of hooks, in the manner of nomad's
+// allocrunner: the network sandbox (NetworkHook), volumes (VolumesHook),
+// images (ImagesHook), containers (ContainersHook) and probes
+// (ProbesHook). Each hook may implement Preparer (done once, in order,
+// before the pod runs; retried until it succeeds), Runner (done on every
+// sync, in order) and Destroyer (done when the pod goes away, in reverse
+// order; every destroyer runs and their errors are joined). The hooks
+// share a State: the pod as last seen, its sandbox and volumes, the
+// images it resolved, the probe results and the containers the runtime
+// reports for it.
+//
+// The container runtime and the pod network sit behind the small Runtime
+// and Network interfaces defined here; package containerd and package cni
+// implement them for real and the unit tests use fakes. Everything the
+// kubelet must know about a container after a restart (pod UID, container
+// name, restart attempt) is in its labels, so the restart count is the
+// attempt number of the newest container and the last state is the one
+// before it.
+//
+// A Worker is one goroutine per pod fed by a channel of pod updates (as
+// upstream's pod workers): it syncs on every update and on a short tick,
+// computes the pod's status from what the runtime reports (ComputeStatus:
+// phase, conditions, container states as upstream's kubelet computes them)
+// and sends it when it changed. Init containers run one after the other
+// before the app containers; exited containers restart as the restart
+// policy says, after upstream's back-off (0, 10 s, 20 s, ... 5 min). When
+// the pod reaches Succeeded or Failed its containers and sandbox are
+// released; when it is being deleted the worker stops the containers
+// within the grace period, tears everything down and deletes the pod
+// object with grace period 0.
+package pod

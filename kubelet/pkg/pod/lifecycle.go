@@ -1,0 +1,77 @@
+package pod
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Hook is one step of a pod's lifecycle. It implements any of Preparer,
+// Runner and Destroyer.
+type Hook interface {
+	Name() string
+}
+
+// Preparer is done once, before the pod runs; a failure is retried on the
+// next sync.
+type Preparer interface {
+	Hook
+	Prepare(ctx context.Context, s *State) error
+}
+
+// Runner is done on every sync of a prepared pod.
+type Runner interface {
+	Hook
+	Run(ctx context.Context, s *State) error
+}
+
+// Destroyer undoes what the hook did. It must be safe to call for a pod
+// the hook never prepared.
+type Destroyer interface {
+	Hook
+	Destroy(ctx context.Context, s *State) error
+}
+
+// Lifecycle is the ordered list of hooks.
+type Lifecycle struct {
+	Hooks []Hook
+}
+
+// Prepare runs the preparers in order and stops at the first error.
+func (l *Lifecycle) Prepare(ctx context.Context, s *State) error {
+	for _, h := range l.Hooks {
+		if p, ok := h.(Preparer); ok {
+			if err := p.Prepare(ctx, s); err != nil {
+				return fmt.Errorf("%s: %w", h.Name(), err)
+			}
+		}
+	}
+	s.Prepared = true
+	return nil
+}
+
+// Run runs the runners in order and stops at the first error: a hook
+// relies on the ones before it.
+func (l *Lifecycle) Run(ctx context.Context, s *State) error {
+	for _, h := range l.Hooks {
+		if r, ok := h.(Runner); ok {
+			if err := r.Run(ctx, s); err != nil {
+				return fmt.Errorf("%s: %w", h.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// Destroy runs every destroyer, in reverse order, and joins their errors.
+func (l *Lifecycle) Destroy(ctx context.Context, s *State) error {
+	var errs []error
+	for i := len(l.Hooks) - 1; i >= 0; i-- {
+		if d, ok := l.Hooks[i].(Destroyer); ok {
+			if err := d.Destroy(ctx, s); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", l.Hooks[i].Name(), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

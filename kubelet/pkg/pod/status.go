@@ -1,0 +1,233 @@
+package pod
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ContainerIDPrefix makes a runtime ID a containerID, as upstream.
+const ContainerIDPrefix = "containerd://"
+
+// ComputeStatus is the pod's status from what the hooks know: one
+// container status per spec container, the phase and the conditions as
+// upstream's kubelet computes them. old is the status last sent (start
+// time, condition transition times and QoS class carry over); hostIP is
+// the node's address.
+func ComputeStatus(s *State, old corev1.PodStatus, hostIP string) corev1.PodStatus {
+	pod := s.Pod
+	st := corev1.PodStatus{
+		QOSClass:  old.QOSClass,
+		StartTime: old.StartTime,
+		HostIP:    hostIP,
+	}
+	if hostIP != "" {
+		st.HostIPs = []corev1.HostIP{{IP: hostIP}}
+	}
+	if st.StartTime == nil {
+		t := metav1.NewTime(s.Now.Truncate(time.Second))
+		st.StartTime = &t
+	}
+	if s.Sandbox != nil && len(s.Sandbox.IPs) > 0 {
+		st.PodIP = s.Sandbox.IPs[0]
+		for _, ip := range s.Sandbox.IPs {
+			st.PodIPs = append(st.PodIPs, corev1.PodIP{IP: ip})
+		}
+	}
+	initDone, _, initFailed := InitProgress(s)
+	for _, c := range pod.Spec.InitContainers {
+		cs := containerStatus(s, c)
+		if t := cs.State.Terminated; t != nil && t.ExitCode == 0 {
+			cs.Ready = true
+		}
+		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+	}
+	for _, c := range pod.Spec.Containers {
+		cs := containerStatus(s, c)
+		if !initDone && cs.State.Waiting != nil {
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: ReasonPodInitializing}
+		}
+		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+	}
+	switch {
+	case initFailed:
+		st.Phase = corev1.PodFailed
+	case !initDone:
+		st.Phase = corev1.PodPending
+	default:
+		st.Phase = Phase(pod.Spec.RestartPolicy, st.ContainerStatuses)
+	}
+	st.Conditions = conditions(s, st, initDone)
+	keepTransitionTimes(old.Conditions, st.Conditions, s.Now)
+	return st
+}
+
+func containerStatus(s *State, c corev1.Container) corev1.ContainerStatus {
+	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: new(bool)}
+	cur, prev := s.Latest(c.Name)
+	if prev != nil && prev.State == StateExited {
+		cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(prev)}
+	}
+	if cur == nil {
+		cs.State = corev1.ContainerState{Waiting: waitingBeforeStart(s, c.Name)}
+		if img := s.Images[c.Name]; img != nil && img.Ready {
+			cs.Image = img.Image.Ref
+		}
+		return cs
+	}
+	cs.ContainerID = ContainerIDPrefix + cur.ID
+	cs.RestartCount = int32(cur.Attempt())
+	cs.Image = cur.Image
+	cs.ImageID = cur.ImageID
+	switch cur.State {
+	case StateRunning:
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt)}}
+		started, ready := c.StartupProbe == nil, c.ReadinessProbe == nil
+		if ps := s.Probes[c.Name]; ps != nil && ps.ContainerID == cur.ID {
+			started, ready = ps.Started, ps.Ready
+		}
+		*cs.Started = started
+		cs.Ready = started && ready
+	case StateExited:
+		if ShouldRestart(restartPolicyOf(s, c.Name), cur.ExitCode) {
+			// Waiting to be restarted: the exited one is the last state.
+			cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(cur)}
+			cs.State = corev1.ContainerState{Waiting: restartWaiting(s, c.Name, cur)}
+		} else {
+			cs.State = corev1.ContainerState{Terminated: terminated(cur)}
+		}
+	default:
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}}
+	}
+	return cs
+}
+
+// waitingBeforeStart explains why a container has not started yet.
+func waitingBeforeStart(s *State, name string) *corev1.ContainerStateWaiting {
+	if e, ok := s.Errors[name]; ok {
+		return &corev1.ContainerStateWaiting{Reason: e.Reason, Message: e.Message}
+	}
+	if img := s.Images[name]; img != nil && !img.Ready && img.Reason != "" {
+		return &corev1.ContainerStateWaiting{Reason: img.Reason, Message: img.Message}
+	}
+	return &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}
+}
+
+// restartWaiting is the waiting state of an exited container that will be
+// restarted: CrashLoopBackOff while the back-off lasts.
+func restartWaiting(s *State, name string, cur *Container) *corev1.ContainerStateWaiting {
+	if e, ok := s.Errors[name]; ok {
+		return &corev1.ContainerStateWaiting{Reason: e.Reason, Message: e.Message}
+	}
+	if img := s.Images[name]; img != nil && !img.Ready && img.Reason != "" {
+		return &corev1.ContainerStateWaiting{Reason: img.Reason, Message: img.Message}
+	}
+	delay := RestartDelay(cur.Attempt())
+	if delay > 0 && s.Now.Before(cur.FinishedAt.Add(delay)) {
+		return &corev1.ContainerStateWaiting{
+			Reason:  ReasonCrashLoopBackOff,
+			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, name, s.Pod.Name, s.Pod.Namespace, s.Pod.UID),
+		}
+	}
+	return &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}
+}
+
+func terminated(c *Container) *corev1.ContainerStateTerminated {
+	reason := c.Reason
+	if reason == "" {
+		reason = "Completed"
+		if c.ExitCode != 0 {
+			reason = "Error"
+		}
+	}
+	return &corev1.ContainerStateTerminated{
+		ExitCode:    c.ExitCode,
+		Reason:      reason,
+		StartedAt:   metav1.NewTime(c.StartedAt),
+		FinishedAt:  metav1.NewTime(c.FinishedAt),
+		ContainerID: ContainerIDPrefix + c.ID,
+	}
+}
+
+// Phase is upstream's getPhase for a pod without init containers.
+func Phase(policy corev1.RestartPolicy, statuses []corev1.ContainerStatus) corev1.PodPhase {
+	var running, waiting, stopped, succeeded int
+	for _, cs := range statuses {
+		switch {
+		case cs.State.Running != nil:
+			running++
+		case cs.State.Terminated != nil:
+			stopped++
+			if cs.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case cs.State.Waiting != nil:
+			if cs.LastTerminationState.Terminated != nil {
+				stopped++
+			} else {
+				waiting++
+			}
+		}
+	}
+	switch {
+	case waiting > 0:
+		return corev1.PodPending
+	case running > 0:
+		return corev1.PodRunning
+	case stopped > 0:
+		if policy == corev1.RestartPolicyAlways {
+			return corev1.PodRunning
+		}
+		if stopped == succeeded {
+			return corev1.PodSucceeded
+		}
+		if policy == corev1.RestartPolicyNever {
+			return corev1.PodFailed
+		}
+		return corev1.PodRunning
+	}
+	return corev1.PodPending
+}
+
+func conditions(s *State, st corev1.PodStatus, initDone bool) []corev1.PodCondition {
+	cond := func(t corev1.PodConditionType, ok bool, reason string) corev1.PodCondition {
+		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason}
+		if ok {
+			c.Status, c.Reason = corev1.ConditionTrue, ""
+		}
+		return c
+	}
+	ready := len(st.ContainerStatuses) > 0
+	for _, cs := range st.ContainerStatuses {
+		ready = ready && cs.Ready
+	}
+	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
+	notReady := "ContainersNotReady"
+	if terminal {
+		notReady = "PodCompleted"
+	}
+	return []corev1.PodCondition{
+		cond(corev1.PodReadyToStartContainers, s.Sandbox != nil, ""),
+		cond(corev1.PodInitialized, initDone, "ContainersNotInitialized"),
+		cond(corev1.ContainersReady, ready, notReady),
+		cond(corev1.PodReady, ready, notReady),
+		cond(corev1.PodScheduled, true, ""),
+	}
+}
+
+// keepTransitionTimes carries the old lastTransitionTime over for a
+// condition whose status did not change.
+func keepTransitionTimes(old, cur []corev1.PodCondition, now time.Time) {
+	for i := range cur {
+		for _, o := range old {
+			if o.Type == cur[i].Type && o.Status == cur[i].Status && !o.LastTransitionTime.IsZero() {
+				cur[i].LastTransitionTime = o.LastTransitionTime
+			}
+		}
+		if cur[i].LastTransitionTime.IsZero() {
+			cur[i].LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
+		}
+	}
+}

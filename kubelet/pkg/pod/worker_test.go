@@ -1,0 +1,374 @@
+package pod
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+type harness struct {
+	clock   *clock
+	rt      *fakeRuntime
+	net     *fakeNetwork
+	status  *fakeStatus
+	started []time.Duration
+	w       *Worker
+}
+
+func newHarness(pod *corev1.Pod) *harness {
+	h := &harness{clock: &clock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}, net: newFakeNetwork(), status: &fakeStatus{}}
+	h.rt = newFakeRuntime(h.clock.Now)
+	cfg := &WorkerConfig{
+		Lifecycle: &Lifecycle{Hooks: []Hook{
+			&NetworkHook{Network: h.net},
+			&ImagesHook{Runtime: h.rt},
+			&ContainersHook{Runtime: h.rt, Env: EnvContext{Objects: fakeObjects{}}},
+		}},
+		Runtime: h.rt, Status: h.status, HostIP: "192.0.2.2", Now: h.clock.Now,
+		OnStarted: func(_ *corev1.Pod, d time.Duration) { h.started = append(h.started, d) },
+	}
+	h.w = NewWorker(cfg, pod)
+	return h
+}
+
+func (h *harness) sync(t *testing.T) bool {
+	t.Helper()
+	return h.w.Sync(context.Background())
+}
+
+func testPod(policy corev1.RestartPolicy, image string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: policy, TerminationGracePeriodSeconds: ptr.To[int64](7),
+			Containers: []corev1.Container{{Name: "c", Image: image, Env: []corev1.EnvVar{{Name: "IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}}},
+		},
+	}
+}
+
+func TestWorkerStartsPod(t *testing.T) {
+	h := newHarness(testPod(corev1.RestartPolicyAlways, "busybox"))
+	h.clock.Step(1500 * time.Millisecond)
+	if h.sync(t) {
+		t.Fatal("worker finished")
+	}
+	want := []string{"pull docker.io/library/busybox:latest", "create c 0 env=IP=10.0.0.1", "start c 0"}
+	if !reflect.DeepEqual(h.rt.calls, want) {
+		t.Errorf("runtime calls = %v, want %v", h.rt.calls, want)
+	}
+	st := h.status.last()
+	if st.Phase != corev1.PodRunning || st.PodIP != "10.0.0.1" || len(st.ContainerStatuses) != 1 || !st.ContainerStatuses[0].Ready {
+		t.Errorf("status = %+v", st)
+	}
+	if len(h.started) != 1 || h.started[0] != 1500*time.Millisecond {
+		t.Errorf("pod start observations = %v, want [1.5s]", h.started)
+	}
+	if !h.w.Running() {
+		t.Error("Running() = false")
+	}
+	// A sync with nothing new sends nothing.
+	n := len(h.status.statuses)
+	h.sync(t)
+	if len(h.status.statuses) != n {
+		t.Errorf("an unchanged status was sent again")
+	}
+}
+
+func TestWorkerRestartBackOff(t *testing.T) {
+	h := newHarness(testPod(corev1.RestartPolicyAlways, "busybox"))
+	h.sync(t)
+	lastCS := func() corev1.ContainerStatus { return h.status.last().ContainerStatuses[0] }
+
+	// First crash: restarted at once.
+	h.rt.exit("c", 1)
+	h.sync(t)
+	if got := h.rt.callsWith("start"); len(got) != 2 || got[1] != "start c 1" {
+		t.Fatalf("starts = %v, want an immediate restart", got)
+	}
+	if cs := lastCS(); cs.RestartCount != 1 || cs.State.Running == nil || cs.LastTerminationState.Terminated == nil {
+		t.Errorf("after first restart: %+v", cs)
+	}
+	// Second crash: CrashLoopBackOff for 10 s.
+	h.rt.exit("c", 1)
+	h.clock.Step(time.Second)
+	h.sync(t)
+	if cs := lastCS(); cs.State.Waiting == nil || cs.State.Waiting.Reason != ReasonCrashLoopBackOff || cs.RestartCount != 1 {
+		t.Fatalf("after second crash: %+v", cs)
+	}
+	h.clock.Step(8 * time.Second)
+	h.sync(t)
+	if got := h.rt.callsWith("start"); len(got) != 2 {
+		t.Fatalf("restarted during back-off: %v", got)
+	}
+	h.clock.Step(2 * time.Second)
+	h.sync(t)
+	if got := h.rt.callsWith("start"); len(got) != 3 || got[2] != "start c 2" {
+		t.Fatalf("starts = %v, want a restart after 10 s", got)
+	}
+	// Only the running attempt and the previous one are kept.
+	if h.rt.count() != 2 || len(h.rt.callsWith("remove c 0")) != 1 {
+		t.Errorf("containers = %d, removes = %v", h.rt.count(), h.rt.callsWith("remove"))
+	}
+	// Third crash waits 20 s.
+	h.rt.exit("c", 1)
+	h.clock.Step(19 * time.Second)
+	h.sync(t)
+	if cs := lastCS(); cs.State.Waiting == nil || !strings.Contains(cs.State.Waiting.Message, "back-off 20s") {
+		t.Fatalf("after third crash: %+v", cs.State)
+	}
+	// Always pulls again for each restart.
+	if got := h.rt.callsWith("pull"); len(got) != 4 {
+		t.Errorf("pulls = %v, want one per start (policy Always) plus one during back-off", got)
+	}
+}
+
+func TestWorkerRestartPolicyNever(t *testing.T) {
+	tests := []struct {
+		name string
+		code int32
+		want corev1.PodPhase
+	}{
+		{"succeeded", 0, corev1.PodSucceeded},
+		{"failed", 3, corev1.PodFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(testPod(corev1.RestartPolicyNever, "busybox"))
+			h.sync(t)
+			h.rt.exit("c", tt.code)
+			h.sync(t)
+			st := h.status.last()
+			if st.Phase != tt.want || st.ContainerStatuses[0].State.Terminated == nil || st.ContainerStatuses[0].State.Terminated.ExitCode != tt.code {
+				t.Fatalf("status = %+v", st)
+			}
+			// A terminated pod releases its containers and network but
+			// keeps its object.
+			if h.rt.count() != 0 || len(h.net.sandbox) != 0 || h.status.deleted != 0 {
+				t.Errorf("containers %d sandboxes %d deletes %d", h.rt.count(), len(h.net.sandbox), h.status.deleted)
+			}
+			n := len(h.status.statuses)
+			h.sync(t)
+			if len(h.status.statuses) != n || len(h.rt.callsWith("start")) != 1 {
+				t.Errorf("a terminated pod was synced again")
+			}
+		})
+	}
+}
+
+func TestWorkerImagePullBackOff(t *testing.T) {
+	h := newHarness(testPod(corev1.RestartPolicyAlways, "127.0.0.1:5000/missing:v1"))
+	reason := func() string {
+		cs := h.status.last().ContainerStatuses[0]
+		if cs.State.Waiting == nil {
+			return ""
+		}
+		return cs.State.Waiting.Reason
+	}
+	h.sync(t)
+	if reason() != ReasonErrImagePull {
+		t.Fatalf("reason = %q, want ErrImagePull", reason())
+	}
+	h.clock.Step(time.Second)
+	h.sync(t)
+	if reason() != ReasonImagePullBackOff || len(h.rt.callsWith("pull")) != 1 {
+		t.Fatalf("reason = %q pulls %v, want ImagePullBackOff without a pull", reason(), h.rt.callsWith("pull"))
+	}
+	h.clock.Step(10 * time.Second)
+	h.sync(t)
+	if len(h.rt.callsWith("pull")) != 2 || reason() != ReasonErrImagePull {
+		t.Fatalf("pulls %v reason %q, want a retry after 10 s", h.rt.callsWith("pull"), reason())
+	}
+	h.rt.registry["127.0.0.1:5000/missing:v1"] = Image{Ref: "127.0.0.1:5000/missing:v1", ID: "x@sha256:2"}
+	h.clock.Step(20 * time.Second)
+	h.sync(t)
+	if st := h.status.last(); st.Phase != corev1.PodRunning {
+		t.Errorf("once the image exists: %+v", st)
+	}
+}
+
+func TestWorkerPullPolicies(t *testing.T) {
+	tests := []struct {
+		name      string
+		policy    corev1.PullPolicy
+		local     bool
+		wantPulls int
+		wantWait  string
+	}{
+		{name: "IfNotPresent with a local image", policy: corev1.PullIfNotPresent, local: true},
+		{name: "IfNotPresent without", policy: corev1.PullIfNotPresent, wantPulls: 1},
+		{name: "Always pulls", policy: corev1.PullAlways, local: true, wantPulls: 1},
+		{name: "Never with a local image", policy: corev1.PullNever, local: true},
+		{name: "Never without", policy: corev1.PullNever, wantWait: ReasonErrImageNeverPull},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPod(corev1.RestartPolicyAlways, "busybox")
+			p.Spec.Containers[0].ImagePullPolicy = tt.policy
+			h := newHarness(p)
+			if tt.local {
+				h.rt.images["docker.io/library/busybox:latest"] = Image{Ref: "docker.io/library/busybox:latest", ID: "local"}
+			}
+			h.sync(t)
+			if got := len(h.rt.callsWith("pull")); got != tt.wantPulls {
+				t.Errorf("pulls = %d, want %d", got, tt.wantPulls)
+			}
+			cs := h.status.last().ContainerStatuses[0]
+			if tt.wantWait == "" && cs.State.Running == nil {
+				t.Errorf("not running: %+v", cs.State)
+			}
+			if tt.wantWait != "" && (cs.State.Waiting == nil || cs.State.Waiting.Reason != tt.wantWait) {
+				t.Errorf("state = %+v, want waiting %s", cs.State, tt.wantWait)
+			}
+		})
+	}
+}
+
+func TestWorkerDeletion(t *testing.T) {
+	tests := []struct {
+		name        string
+		grace       *int64
+		removed     bool
+		downErr     error
+		wantGrace   time.Duration
+		wantDone    bool
+		wantDeletes int
+	}{
+		{name: "deletion timestamp with grace", grace: ptr.To[int64](3), wantGrace: 3 * time.Second, wantDone: true, wantDeletes: 1},
+		{name: "spec grace when the deletion has none", wantGrace: 7 * time.Second, wantDone: true, wantDeletes: 1},
+		{name: "removed from the API: no delete call", removed: true, wantGrace: 7 * time.Second, wantDone: true},
+		{name: "teardown failure is retried", grace: ptr.To[int64](0), downErr: errBoom, wantGrace: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPod(corev1.RestartPolicyAlways, "busybox")
+			h := newHarness(p)
+			h.sync(t)
+			h.net.downErr = tt.downErr
+			if tt.removed {
+				h.w.Remove()
+			} else {
+				d := p.DeepCopy()
+				now := metav1.NewTime(h.clock.Now())
+				d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, tt.grace
+				h.w.Update(d)
+			}
+			done := h.sync(t)
+			if done != tt.wantDone {
+				t.Fatalf("done = %v, want %v", done, tt.wantDone)
+			}
+			if got := h.rt.callsWith("stop"); len(got) != 1 || got[0] != "stop c "+tt.wantGrace.String() {
+				t.Errorf("stops = %v, want grace %s", got, tt.wantGrace)
+			}
+			if h.rt.count() != 0 {
+				t.Errorf("%d containers left", h.rt.count())
+			}
+			if h.status.deleted != tt.wantDeletes {
+				t.Errorf("deletes = %d, want %d", h.status.deleted, tt.wantDeletes)
+			}
+			if tt.downErr == nil && len(h.net.sandbox) != 0 {
+				t.Errorf("sandbox left")
+			}
+			if h.w.Running() {
+				t.Errorf("still counted as running")
+			}
+			if tt.downErr != nil {
+				h.net.downErr = nil
+				if !h.sync(t) {
+					t.Errorf("retry did not finish")
+				}
+			}
+		})
+	}
+}
+
+func TestWorkerAdoptsRunningContainer(t *testing.T) {
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	h := newHarness(p)
+	h.rt.containers["old"] = &Container{
+		ID: "old", State: StateRunning, StartedAt: h.clock.Now().Add(-time.Hour),
+		Labels: map[string]string{LabelPodUID: "u1", LabelContainerName: "c", LabelAttempt: "0"},
+	}
+	h.sync(t)
+	if got := h.rt.callsWith("create"); len(got) != 0 {
+		t.Errorf("creates = %v, want none", got)
+	}
+	cs := h.status.last().ContainerStatuses[0]
+	if cs.ContainerID != "containerd://old" || cs.State.Running == nil || cs.RestartCount != 0 {
+		t.Errorf("status = %+v", cs)
+	}
+	if len(h.started) != 0 {
+		t.Errorf("an adopted pod was counted as started: %v", h.started)
+	}
+}
+
+func TestWorkerNetworkNotReady(t *testing.T) {
+	h := newHarness(testPod(corev1.RestartPolicyAlways, "busybox"))
+	h.net.setUpErr = errBoom
+	h.sync(t)
+	st := h.status.last()
+	if st.Phase != corev1.PodPending || len(h.rt.calls) != 0 {
+		t.Fatalf("status %+v calls %v", st, h.rt.calls)
+	}
+	h.net.setUpErr = nil
+	h.sync(t)
+	if st := h.status.last(); st.Phase != corev1.PodRunning {
+		t.Errorf("after the network came up: %+v", st)
+	}
+}
+
+func TestWorkerAdoptedPodKeepsStatusUntilPrepared(t *testing.T) {
+	h := newHarness(testPod(corev1.RestartPolicyAlways, "busybox"))
+	h.rt.containers["old"] = &Container{
+		ID: "old", State: StateRunning,
+		Labels: map[string]string{LabelPodUID: "u1", LabelContainerName: "c", LabelAttempt: "0"},
+	}
+	h.net.setUpErr = errBoom
+	h.sync(t)
+	if len(h.status.statuses) != 0 {
+		t.Fatalf("sent %+v before the sandbox was found again", h.status.last())
+	}
+	h.net.setUpErr = nil
+	h.sync(t)
+	if st := h.status.last(); st.PodIP == "" || st.Phase != corev1.PodRunning {
+		t.Errorf("status = %+v", st)
+	}
+}
+
+func TestWorkerHostNetwork(t *testing.T) {
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	p.Spec.HostNetwork = true
+	h := newHarness(p)
+	h.w.cfg.Lifecycle.Hooks[0] = &NetworkHook{Network: h.net, HostIP: "192.0.2.2"}
+	h.sync(t)
+	if len(*h.net.log) != 0 {
+		t.Errorf("CNI used for a hostNetwork pod: %v", *h.net.log)
+	}
+	if st := h.status.last(); st.PodIP != "192.0.2.2" || st.Phase != corev1.PodRunning {
+		t.Errorf("status = %+v", st)
+	}
+	if got := h.rt.callsWith("create"); len(got) != 1 || got[0] != "create c 0 env=IP=192.0.2.2" {
+		t.Errorf("creates = %v", got)
+	}
+}
+
+func TestWorkerDoesNotRestartTerminatedPod(t *testing.T) {
+	for _, phase := range []corev1.PodPhase{corev1.PodSucceeded, corev1.PodFailed} {
+		p := testPod(corev1.RestartPolicyNever, "busybox")
+		p.Status.Phase = phase
+		h := newHarness(p)
+		h.sync(t)
+		h.sync(t)
+		if len(h.rt.calls) != 0 || len(h.status.statuses) != 0 {
+			t.Errorf("%s pod: runtime calls %v, statuses %d; want nothing", phase, h.rt.calls, len(h.status.statuses))
+		}
+		if got := *h.net.log; len(got) != 1 || got[0] != "network down" {
+			t.Errorf("%s pod: network calls %v, want one teardown", phase, got)
+		}
+	}
+}
