@@ -94,4 +94,66 @@ start scheduler "$BIN/skiff-scheduler" \
 	--secure-port 10259 \
 	--client-ca-file "$SKIFF_HOME/pki/ca.crt"
 wait_healthy scheduler 10259
+# The node: containerd (its own root, state and socket, so it never touches
+# a system containerd) and the kubelet.
+NODE="$(hostname)"
+CTRD="$SKIFF_HOME/containerd"
+CTRD_SOCK="/run/skiff-containerd/containerd.sock"
+mkdir -p "$CTRD"
+cat >"$CTRD/config.toml" <<CONF
+version = 2
+root = "$CTRD/root"
+state = "/run/skiff-containerd"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$CTRD_SOCK"
+CONF
+start containerd containerd --config "$CTRD/config.toml"
+deadline=$((SECONDS + 30))
+until ctr --address "$CTRD_SOCK" version >/dev/null 2>&1; do
+	if ! running containerd; then
+		echo "skiff up: containerd exited; see $SKIFF_HOME/logs/containerd.log" >&2
+		tail -20 "$SKIFF_HOME/logs/containerd.log" >&2
+		exit 1
+	fi
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		echo "skiff up: containerd does not answer after 30s; see $SKIFF_HOME/logs/containerd.log" >&2
+		exit 1
+	fi
+	sleep 0.2
+done
+log "containerd ready at $CTRD_SOCK"
+
+# Traffic safety (DESIGN.md, "Network"): the whole cluster CIDR ends in a
+# blackhole under the more specific per-node routes, so no packet for a pod
+# address leaves the machine.
+ip route replace blackhole 10.244.0.0/16
+
+registries=()
+if [ -f "$SKIFF_HOME/registries.yaml" ]; then
+	registries=(--registries-config "$SKIFF_HOME/registries.yaml")
+fi
+start kubelet "$BIN/skiff-kubelet" \
+	--kubeconfig "$SKIFF_HOME/kubelet-$NODE.kubeconfig" \
+	--node-name "$NODE" \
+	--containerd-address "$CTRD_SOCK" \
+	--root-dir "$SKIFF_HOME/kubelet" \
+	--bridge-name skiff0 \
+	--address 127.0.0.1 \
+	--port 10250 \
+	--tls-cert-file "$SKIFF_HOME/pki/kubelet-$NODE.crt" \
+	--tls-private-key-file "$SKIFF_HOME/pki/kubelet-$NODE.key" \
+	"${registries[@]}"
+wait_healthy kubelet 10250
+
+deadline=$((SECONDS + 60))
+until KUBECONFIG="$SKIFF_HOME/admin.kubeconfig" kubectl get node "$NODE" \
+	-o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -q True; do
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		echo "skiff up: node $NODE is not Ready after 60s; see $SKIFF_HOME/logs/kubelet.log" >&2
+		exit 1
+	fi
+	sleep 0.5
+done
+log "node $NODE Ready"
 log "kubeconfig: export KUBECONFIG=$SKIFF_HOME/admin.kubeconfig"
