@@ -18,6 +18,7 @@ func main() {
 	stop()
 	klog.Flush()
 	if err != nil {
+		app.PrintError(os.Stderr, err)
 		os.Exit(1)
 	}
 }
