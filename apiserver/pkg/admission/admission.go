@@ -4,10 +4,18 @@
 // (Validate) may only refuse it. A refusal is the Status the plugin
 // returns (403 Forbidden for policy, 404 for a missing namespace, 422 for an
 // invalid result).
+//
+// Plugins read stored objects through Objects (the server's stores). A plugin
+// that changes stored state while admitting (ResourceQuota charging
+// status.used) registers an undo with Attributes.OnFailure, which the store
+// runs when the write fails afterwards, and hears about deleted objects
+// through DeleteObserver.
 package admission
 
 import (
 	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,6 +44,8 @@ type Attributes struct {
 	Object, OldObject runtime.Object
 	User              *authn.User
 	DryRun            bool
+
+	rollbacks []func()
 }
 
 // MutationInterface changes objects.
@@ -78,4 +88,50 @@ func (c Chain) Validate(ctx context.Context, a *Attributes) error {
 		}
 	}
 	return nil
+}
+
+// OnFailure registers fn to undo what a plugin did (a quota charge) when the
+// write this admission was for fails after all. The store calls Rollback.
+func (a *Attributes) OnFailure(fn func()) {
+	a.rollbacks = append(a.rollbacks, fn)
+}
+
+// Rollback runs, once and in reverse order, what OnFailure registered.
+func (a *Attributes) Rollback() {
+	for i := len(a.rollbacks) - 1; i >= 0; i-- {
+		a.rollbacks[i]()
+	}
+	a.rollbacks = nil
+}
+
+// DeleteObserver is told about an object after it is gone from storage
+// (the quota plugin releases what the object was charged).
+type DeleteObserver interface {
+	Deleted(ctx context.Context, a *Attributes)
+}
+
+// Deleted tells every DeleteObserver in the chain that a.OldObject is gone.
+func (c Chain) Deleted(ctx context.Context, a *Attributes) {
+	for _, p := range c {
+		if d, ok := p.(DeleteObserver); ok {
+			d.Deleted(ctx, a)
+		}
+	}
+}
+
+// Objects reads stored objects for plugins. Get answers an error for which
+// apierrors.IsNotFound is true when the object does not exist.
+type Objects interface {
+	Get(ctx context.Context, group, resource, namespace, name string) (runtime.Object, error)
+	List(ctx context.Context, group, resource, namespace string) ([]runtime.Object, error)
+}
+
+// forbidden is upstream's admission.NewForbidden: a 403 naming the object.
+func forbidden(a *Attributes, err error) error {
+	return apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, err)
+}
+
+// isCreateOf reports whether a creates the main resource group/resource.
+func isCreateOf(a *Attributes, group, resource string) bool {
+	return a.Operation == Create && a.Subresource == "" && a.Resource.Group == group && a.Resource.Resource == resource
 }

@@ -6,11 +6,19 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,6 +49,14 @@ func AddToSchemeFuncs() []func(*runtime.Scheme) error {
 		discoveryv1.AddToScheme,
 		policyv1.AddToScheme,
 		rbacv1.AddToScheme,
+		batchv1.AddToScheme,
+		certificatesv1.AddToScheme,
+		eventsv1.AddToScheme,
+		flowcontrolv1.AddToScheme,
+		networkingv1.AddToScheme,
+		nodev1.AddToScheme,
+		schedulingv1.AddToScheme,
+		storagev1.AddToScheme,
 	}
 }
 

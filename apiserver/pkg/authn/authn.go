@@ -191,27 +191,32 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 		if len(parts) != 2 || !strings.EqualFold(parts[0], "bearer") {
 			return nil, fmt.Errorf("%w: unsupported authorization scheme", ErrUnauthorized)
 		}
-		token := strings.TrimSpace(parts[1])
-		for _, t := range a.tokens {
-			if subtle.ConstantTimeCompare([]byte(t.token), []byte(token)) == 1 {
-				u := t.user
-				u.Groups = append([]string(nil), u.Groups...)
-				return withAuthenticated(&u), nil
-			}
-		}
-		for _, ta := range a.Tokens {
-			u, err := ta(r.Context(), token)
-			if errors.Is(err, ErrTokenNotRecognized) {
-				continue
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrUnauthorized, err)
-			}
-			return withAuthenticated(u), nil
-		}
-		return nil, fmt.Errorf("%w: invalid bearer token", ErrUnauthorized)
+		return a.AuthenticateToken(r.Context(), strings.TrimSpace(parts[1]))
 	}
 	return nil, nil
+}
+
+// AuthenticateToken checks a bearer token against the token file and the
+// token authenticators (TokenReview asks this too).
+func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*User, error) {
+	for _, t := range a.tokens {
+		if subtle.ConstantTimeCompare([]byte(t.token), []byte(token)) == 1 {
+			u := t.user
+			u.Groups = append([]string(nil), u.Groups...)
+			return withAuthenticated(&u), nil
+		}
+	}
+	for _, ta := range a.Tokens {
+		u, err := ta(ctx, token)
+		if errors.Is(err, ErrTokenNotRecognized) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnauthorized, err)
+		}
+		return withAuthenticated(u), nil
+	}
+	return nil, fmt.Errorf("%w: invalid bearer token", ErrUnauthorized)
 }
 
 func withAuthenticated(u *User) *User {

@@ -49,6 +49,13 @@ func NodeRules() []rbacv1.PolicyRule {
 		rule([]string{"get", "create", "update", "patch", "delete"}, []string{"coordination.k8s.io"}, "leases"),
 		rule([]string{"create"}, []string{"authentication.k8s.io"}, "tokenreviews"),
 		rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews", "localsubjectaccessreviews"),
+		// The projected service account token volume of every pod.
+		rule([]string{"create"}, core, "serviceaccounts/token"),
+		rule([]string{"get", "list", "watch"}, []string{"node.k8s.io"}, "runtimeclasses"),
+		rule([]string{"get", "list", "watch"}, []string{"storage.k8s.io"}, "csidrivers"),
+		rule([]string{"create", "get", "update", "patch", "delete"}, []string{"storage.k8s.io"}, "csinodes"),
+		rule([]string{"get"}, []string{"storage.k8s.io"}, "volumeattachments"),
+		rule([]string{"create", "get", "list", "watch"}, []string{"certificates.k8s.io"}, "certificatesigningrequests"),
 	}, eventRules()...)
 }
 
@@ -67,10 +74,13 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		// the namespace controller's reach every resource.
 		rule(read, []string{"*"}, "*"),
 		rule([]string{"patch", "update", "delete", "deletecollection"}, []string{"*"}, "*"),
-		rule(append(readWrite, "deletecollection"), core, "pods", "services", "endpoints", "configmaps", "secrets", "serviceaccounts", "nodes", "namespaces", "events"),
+		rule(append(readWrite, "deletecollection"), core, "pods", "services", "endpoints", "configmaps", "secrets", "serviceaccounts", "nodes", "namespaces", "events",
+			"replicationcontrollers", "persistentvolumeclaims", "persistentvolumes", "resourcequotas"),
 		rule([]string{"update", "patch"}, core, "pods/status", "nodes/status", "services/status", "namespaces/status", "namespaces/finalize"),
 		rule([]string{"create"}, core, "pods/eviction", "pods/binding"),
-		rule(append(readWrite, "deletecollection"), []string{"apps"}, "replicasets", "deployments"),
+		rule(append(readWrite, "deletecollection"), []string{"apps"}, "replicasets", "deployments", "statefulsets", "daemonsets", "controllerrevisions"),
+		rule(append(readWrite, "deletecollection"), []string{"batch"}, "jobs", "cronjobs"),
+		rule([]string{"update", "patch"}, []string{"certificates.k8s.io"}, "certificatesigningrequests/status", "certificatesigningrequests/approval"),
 		rule([]string{"get", "update", "patch"}, []string{"apps"}, "replicasets/status", "deployments/status", "replicasets/scale", "deployments/scale"),
 		rule(append(readWrite, "deletecollection"), []string{"discovery.k8s.io"}, "endpointslices"),
 		rule(append(readWrite, "deletecollection"), []string{"coordination.k8s.io"}, "leases"),

@@ -23,6 +23,8 @@ type podRefs struct {
 	secrets    []string
 	configMaps []string
 	claims     []string
+	// serviceAccount is the pod's, for its projected token.
+	serviceAccount string
 }
 
 // Node is upstream's Node authorizer: a kubelet may read the secrets,
@@ -65,6 +67,9 @@ func (n *Node) addRefs(p *podRefs, delta int) {
 	add("secrets", p.secrets)
 	add("configmaps", p.configMaps)
 	add("persistentvolumeclaims", p.claims)
+	if p.serviceAccount != "" {
+		add("serviceaccounts", []string{p.serviceAccount})
+	}
 }
 
 // Reset forgets every pod, before the whole state is applied again.
@@ -96,7 +101,7 @@ func (n *Node) Apply(ev watch.Event) {
 }
 
 func refsOf(pod *corev1.Pod) *podRefs {
-	p := &podRefs{node: pod.Spec.NodeName, namespace: pod.Namespace}
+	p := &podRefs{node: pod.Spec.NodeName, namespace: pod.Namespace, serviceAccount: pod.Spec.ServiceAccountName}
 	for _, s := range pod.Spec.ImagePullSecrets {
 		p.secrets = append(p.secrets, s.Name)
 	}
@@ -188,6 +193,19 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 				return Allow, "", nil
 			}
 			return NoOpinion, noRelation, nil
+		case "serviceaccounts":
+			// A kubelet asks for the tokens of its pods' service accounts
+			// (the projected token volume); upstream also checks, in
+			// admission, that the token is bound to such a pod.
+			if a.Subresource != "token" || a.Verb != "create" || a.Name == "" {
+				return NoOpinion, "can only create tokens for individual service accounts", nil
+			}
+			n.mu.RLock()
+			_, related := n.refs[node][refKey("serviceaccounts", a.Namespace, a.Name)]
+			n.mu.RUnlock()
+			if !related {
+				return NoOpinion, noRelation, nil
+			}
 		case "nodes":
 			switch a.Verb {
 			case "get", "list", "watch", "create":

@@ -101,3 +101,33 @@ func TestNodeAuthorizerGraph(t *testing.T) {
 		t.Errorf("non-node user: %v", d)
 	}
 }
+
+// A kubelet may create tokens only for the service accounts of pods bound
+// to it (its pods' projected token volumes).
+func TestNodeAuthorizerServiceAccountTokens(t *testing.T) {
+	n := NewNode()
+	n.Apply(watch.Event{Type: watch.Added, Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+		Spec: corev1.PodSpec{NodeName: "a", ServiceAccountName: "builder"}}})
+	token := func(node, sa, verb, sub string) Decision {
+		u := &authn.User{Name: "system:node:" + node, Groups: []string{"system:nodes"}}
+		d, _, _ := n.Authorize(context.Background(), Attributes{User: u, ResourceRequest: true, Verb: verb,
+			Resource: "serviceaccounts", Subresource: sub, Namespace: "ns", Name: sa})
+		return d
+	}
+	tests := []struct {
+		name, node, sa, verb, sub string
+		want                      Decision
+	}{
+		{"its pod's account", "a", "builder", "create", "token", Allow},
+		{"another node", "b", "builder", "create", "token", NoOpinion},
+		{"an account no pod of it uses", "a", "default", "create", "token", NoOpinion},
+		{"reading the account", "a", "builder", "get", "", NoOpinion},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := token(tt.node, tt.sa, tt.verb, tt.sub); got != tt.want {
+				t.Errorf("decision = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -31,7 +31,10 @@ func NewDiscovery(h *Handler, resources []*registry.Resource, v version.Info, se
 }
 
 // groupOrder is upstream's order of groups in /apis.
-var groupOrder = []string{"apps", "authorization.k8s.io", "admissionregistration.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"}
+var groupOrder = []string{"apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch",
+	"certificates.k8s.io", "networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
+	"admissionregistration.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io",
+	"flowcontrol.apiserver.k8s.io"}
 
 func (d *Discovery) groups() []metav1.APIGroup {
 	seen := map[string]*metav1.APIGroup{}
@@ -58,6 +61,7 @@ func (d *Discovery) groups() []metav1.APIGroup {
 		}
 	}
 	add("authorization.k8s.io", "v1")
+	add("authentication.k8s.io", "v1")
 	rank := map[string]int{}
 	for i, g := range groupOrder {
 		rank[g] = i + 1
@@ -142,6 +146,13 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 				Name: rr.Resource, SingularName: strings.ToLower(rr.Kind), Namespaced: rr.Namespaced, Kind: rr.Kind, Verbs: []string{"create"},
 			})
 		}
+	}
+	if group == "authentication.k8s.io" && ver == "v1" {
+		found = true
+		rr := TokenReviewResource
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: rr.Resource, SingularName: strings.ToLower(rr.Kind), Kind: rr.Kind, Verbs: []string{"create"},
+		})
 	}
 	if found {
 		sort.SliceStable(list.APIResources, func(i, j int) bool { return list.APIResources[i].Name < list.APIResources[j].Name })

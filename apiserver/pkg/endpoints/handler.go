@@ -214,6 +214,14 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 			h.finalize(w, r, s, name)
 		case sub == registry.SubToken && r.Method == http.MethodPost:
 			h.tokenRequest(w, r, s, ns, name)
+		case sub == registry.SubEviction && r.Method == http.MethodPost:
+			h.evict(w, r, s, ns, name)
+		case sub == registry.SubApproval && r.Method == http.MethodGet:
+			h.get(w, r, s, ns, name)
+		case sub == registry.SubApproval && r.Method == http.MethodPut:
+			h.update(w, r, s, ns, name, s.R.Approval)
+		case sub == registry.SubApproval && r.Method == http.MethodPatch:
+			h.patch(w, r, s, ns, name, s.R.Approval)
 		default:
 			res := s.R.Resource
 			if sub != "" {

@@ -28,6 +28,14 @@ packages=(
 	k8s.io/api/discovery/v1
 	k8s.io/api/policy/v1
 	k8s.io/api/rbac/v1
+	k8s.io/api/batch/v1
+	k8s.io/api/certificates/v1
+	k8s.io/api/events/v1
+	k8s.io/api/flowcontrol/v1
+	k8s.io/api/networking/v1
+	k8s.io/api/node/v1
+	k8s.io/api/scheduling/v1
+	k8s.io/api/storage/v1
 	k8s.io/apimachinery/pkg/apis/meta/v1
 	k8s.io/apimachinery/pkg/runtime
 	k8s.io/apimachinery/pkg/util/intstr

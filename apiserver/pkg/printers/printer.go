@@ -53,6 +53,8 @@ func New(opts ...Option) *Printer {
 	p.addAppsHandlers()
 	p.addOtherHandlers()
 	p.addAdmissionRegistrationHandlers()
+	p.addWorkloadHandlers()
+	p.addClusterHandlers()
 	return p
 }
 
@@ -175,3 +177,5 @@ func register[T any, PT interface {
 		},
 	}
 }
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }

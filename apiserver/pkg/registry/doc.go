@@ -10,7 +10,9 @@
 // (the Service IP allocator, the pod binding). The table in resources.go lists
 // every kind skiff serves; the REST endpoints, discovery and the OpenAPI
 // documents are all built from it, so adding a kind is one row and, where
-// needed, one strategy.
+// needed, one strategy. resources_more.go holds the rows added with issue 8;
+// a row with SharedStorage (events.k8s.io Events) is served from another
+// row's storage through a converting storage.Interface (shared.go).
 //
 // A walkthrough of a create: the endpoint decodes the body into the kind's
 // versioned type and calls Store.Create, which fills namespace, uid,

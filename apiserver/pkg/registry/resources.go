@@ -53,6 +53,13 @@ type Resource struct {
 	// Finalizing reports finalization beyond metadata.finalizers that must
 	// finish before the object goes (a namespace's spec.finalizers).
 	Finalizing func(obj runtime.Object) bool
+	// Approval serves certificatesigningrequests/approval.
+	Approval Strategy
+	// Eviction serves pods/eviction (POST policy/v1 Eviction).
+	Eviction bool
+	// SharedStorage, when set, serves the kind from another resource's
+	// storage (events.k8s.io Events are stored as core Events).
+	SharedStorage *SharedStorage
 }
 
 // GroupVersion of the resource.
@@ -88,6 +95,12 @@ func (r *Resource) Subresources() []string {
 	if r.TokenRequest {
 		out = append(out, SubToken)
 	}
+	if r.Approval != nil {
+		out = append(out, SubApproval)
+	}
+	if r.Eviction {
+		out = append(out, SubEviction)
+	}
 	return out
 }
 
@@ -117,6 +130,11 @@ func (r *Resource) SubresourceInfos() []SubresourceInfo {
 			info.Verbs = []string{"update"}
 		case SubToken:
 			info.Group, info.Version, info.Kind = "authentication.k8s.io", "v1", "TokenRequest"
+			info.Verbs = []string{"create"}
+		case SubApproval:
+			info.Verbs = []string{"get", "patch", "update"}
+		case SubEviction:
+			info.Group, info.Version, info.Kind = "policy", "v1", "Eviction"
 			info.Verbs = []string{"create"}
 		}
 		out = append(out, info)
@@ -152,6 +170,10 @@ func withCreateOnUpdate(s *genericStrategy) { s.createOnUpdate = true }
 
 // Resources returns the table of every kind skiff serves.
 func Resources() []*Resource {
+	return append(baseResources(), moreResources()...)
+}
+
+func baseResources() []*Resource {
 	return []*Resource{
 		{
 			Version: "v1", Kind: "Namespace", Resource: "namespaces", SingularName: "namespace",
@@ -165,7 +187,7 @@ func Resources() []*Resource {
 			ShortNames: []string{"po"}, Categories: []string{"all"}, EtcdPrefix: "pods",
 			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
 			Strategy: main(func(s *genericStrategy) { s.prepareForCreate = preparePod }), StatusStrategy: status(),
-			Fields: podFields, Binding: true, GracefulDelete: true, ReturnDeletedObject: true,
+			Fields: podFields, Binding: true, Eviction: true, GracefulDelete: true, ReturnDeletedObject: true,
 		},
 		{
 			Version: "v1", Kind: "Node", Resource: "nodes", SingularName: "node",

@@ -154,6 +154,7 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 		}
 		attrs.Name = m.GetName()
 		if err := s.validateAdmission(ctx, attrs); err != nil {
+			attrs.Rollback()
 			if rollback != nil {
 				rollback()
 			}
@@ -164,6 +165,7 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 		}
 		out, err := s.Storage.Create(ctx, s.Key(ns, m.GetName()), obj)
 		if err != nil {
+			attrs.Rollback()
 			if rollback != nil {
 				rollback()
 			}
@@ -258,8 +260,10 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 				return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
 			}
 			if err := s.validateAdmission(ctx, attrs); err != nil {
+				attrs.Rollback()
 				return nil, err
 			}
+			rollbacks = append(rollbacks, attrs.Rollback)
 			if h, ok := s.Hooks.(CreateHook); ok && !dryRun {
 				rb, err := h.BeforeCreate(ctx, obj)
 				if err != nil {
@@ -335,8 +339,10 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
 		}
 		if err := s.validateAdmission(ctx, attrs); err != nil {
+			attrs.Rollback()
 			return nil, err
 		}
+		rollbacks = append(rollbacks, attrs.Rollback)
 		// Keep the resourceVersion the storage compares against.
 		m.SetResourceVersion(em.GetResourceVersion())
 		return obj, nil
@@ -411,6 +417,15 @@ func (s *Store) checkNameAndNamespace(m metav1.Object, ns, name string) error {
 func (s *Store) afterDelete(ctx context.Context, obj runtime.Object) {
 	if h, ok := s.Hooks.(DeleteHook); ok {
 		h.AfterDelete(ctx, obj)
+	}
+	if d, ok := s.Admission.(interface {
+		Deleted(ctx context.Context, a *admission.Attributes)
+	}); ok && obj != nil {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return
+		}
+		d.Deleted(ctx, s.admissionAttributes(ctx, admission.Delete, "", m.GetNamespace(), m.GetName(), nil, obj, false))
 	}
 }
 
@@ -558,6 +573,9 @@ func (s *Store) validateAdmission(ctx context.Context, a *admission.Attributes) 
 
 // subresourceOf names the subresource a strategy serves.
 func subresourceOf(s *Store, strategy Strategy) string {
+	if n, ok := strategy.(interface{ subresource() string }); ok {
+		return n.subresource()
+	}
 	if g, ok := strategy.(genericStrategy); ok && g.split == statusEndpoint {
 		return SubStatus
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -80,15 +81,21 @@ func (s genericStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 			}
 		}
 	case statusEndpoint:
+		// As upstream's status strategies: the spec is kept; metadata may
+		// change (a Deployment controller writes its revision annotation
+		// with the status), except a Deployment's labels and a pod's
+		// owners (old kubelets corrupted them).
 		copyField(obj, old, "Spec")
-		// The status endpoint cannot change labels, annotations or owners.
-		if m, err := meta.Accessor(obj); err == nil {
-			if om, err := meta.Accessor(old); err == nil {
-				m.SetLabels(om.GetLabels())
-				m.SetAnnotations(om.GetAnnotations())
-				m.SetOwnerReferences(om.GetOwnerReferences())
-				m.SetFinalizers(om.GetFinalizers())
-			}
+		m, err1 := meta.Accessor(obj)
+		om, err2 := meta.Accessor(old)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		switch obj.(type) {
+		case *appsv1.Deployment:
+			m.SetLabels(om.GetLabels())
+		case *corev1.Pod:
+			m.SetOwnerReferences(om.GetOwnerReferences())
 		}
 	}
 }
@@ -107,6 +114,14 @@ func (s genericStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Obje
 		}
 	}
 	return validation.ValidateUpdate(obj, old)
+}
+
+// subresource names the endpoint the strategy serves.
+func (s genericStrategy) subresource() string {
+	if s.split == statusEndpoint {
+		return SubStatus
+	}
+	return ""
 }
 
 func (s genericStrategy) AllowCreateOnUpdate() bool      { return s.createOnUpdate }

@@ -10,6 +10,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/authz"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage"
@@ -81,6 +83,17 @@ func (s *Server) ensureSystemObjects(ctx context.Context) error {
 	}
 	if err := s.ensureBootstrapPolicy(ctx); err != nil {
 		return fmt.Errorf("bootstrap RBAC policy: %w", err)
+	}
+	// Upstream's built-in PriorityClasses, created when missing and
+	// otherwise left alone (their value is immutable).
+	pcStore := s.store("scheduling.k8s.io", "priorityclasses")
+	for _, pc := range validation.SystemPriorityClasses() {
+		if _, err := pcStore.Get(ctx, "", pc.Name); err == nil {
+			continue
+		}
+		if err := s.createIfMissing(ctx, pcStore, "", pc); err != nil {
+			return fmt.Errorf("priorityclass %s: %w", pc.Name, err)
+		}
 	}
 	port := int32(s.Port())
 	svc := &corev1.Service{
@@ -146,7 +159,21 @@ func (s *Server) upsert(ctx context.Context, st *registry.Store, ns, name string
 		return nil
 	}
 	_, _, err = st.Update(ctx, ns, name, func(_ context.Context, current runtime.Object, _ bool) (runtime.Object, error) {
+		// want replaces the content; the object stays the same object
+		// (UID, creation time) and the write is a compare-and-swap on the
+		// revision it was read at.
 		obj := want.DeepCopyObject()
+		o, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		c, err := meta.Accessor(current)
+		if err != nil {
+			return nil, err
+		}
+		o.SetResourceVersion(c.GetResourceVersion())
+		o.SetUID(c.GetUID())
+		o.SetCreationTimestamp(c.GetCreationTimestamp())
 		return obj, nil
 	}, st.R.Strategy, false)
 	return err

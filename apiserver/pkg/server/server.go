@@ -113,12 +113,19 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	}, SystemNamespaces...)
 	// Upstream's order of the plugins skiff has.
 	s.webhooks = admission.NewWebhooks(s.nsLifecycle.Labels, s.resolveWebhookService)
+	objs := objects{s}
+	quota := &admission.ResourceQuota{Objects: objs, Update: s.updateQuota}
 	for _, p := range []admission.Plugin{
 		s.nsLifecycle,
-		&admission.DefaultTolerationSeconds{Seconds: 300},
+		&admission.LimitRanger{Objects: objs},
+		&admission.ServiceAccount{Objects: objs},
 		&admission.PodSecurity{Labels: s.nsLifecycle.Labels, DefaultLevel: o.PodSecurityDefaultLevel},
+		&admission.Priority{Objects: objs},
+		&admission.DefaultTolerationSeconds{Seconds: 300},
+		&admission.RuntimeClass{Objects: objs},
 		admission.MutatingWebhooks{Webhooks: s.webhooks},
 		admission.ValidatingWebhooks{Webhooks: s.webhooks},
+		quota,
 	} {
 		if !slices.Contains(o.DisableAdmissionPlugins, p.Name()) {
 			s.admission = append(s.admission, p)
@@ -126,7 +133,12 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	}
 
 	resources := registry.Resources()
+	var shared []*registry.Resource
 	for _, r := range resources {
+		if r.SharedStorage != nil {
+			shared = append(shared, r)
+			continue
+		}
 		info, okInfo := runtimeProtobuf(s.codecs)
 		if !okInfo {
 			return nil, errors.New("no protobuf serializer in the codec factory")
@@ -148,11 +160,17 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		})
 		reg.Storage = c
 		reg.Admission = s.admission
-		if r.Kind == "Service" {
+		switch {
+		case r.Group == "" && r.Kind == "Service":
 			reg.Hooks = s.allocator
+		case r.Group == "" && r.Kind == "ResourceQuota":
+			reg.Hooks = quotaStatus{plugin: quota}
 		}
 		s.stores = append(s.stores, reg)
 		s.cachers = append(s.cachers, c)
+	}
+	if err := s.addSharedStores(shared); err != nil {
+		return nil, err
 	}
 	s.handler = endpoints.NewHandler(s.codecs, s.stores, s.shutdown)
 	s.handler.MinRequestTimeout = o.MinRequestTimeout
@@ -225,6 +243,24 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	return s, nil
 }
 
+// addSharedStores serves kinds stored as another kind (events.k8s.io Events)
+// from that kind's storage and cache.
+func (s *Server) addSharedStores(shared []*registry.Resource) error {
+	for _, r := range shared {
+		var base *registry.Store
+		for _, st := range s.stores {
+			if st.R.Group == r.SharedStorage.Group && st.R.Resource == r.SharedStorage.Resource {
+				base = st
+			}
+		}
+		if base == nil {
+			return fmt.Errorf("%s: no storage of %s/%s to share", r.GroupResource(), r.SharedStorage.Group, r.SharedStorage.Resource)
+		}
+		s.stores = append(s.stores, &registry.Store{R: r, Storage: registry.NewSharedStorage(base.Storage, r.SharedStorage), Admission: s.admission})
+	}
+	return nil
+}
+
 // Port is the port the server listens on.
 func (s *Server) Port() int { return s.listener.Addr().(*net.TCPAddr).Port }
 
@@ -290,6 +326,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Spec
 	r.UseEncodedPath()
 	s.handler.Install(r)
 	s.handler.InstallReviews(r, s.Authorize)
+	s.handler.InstallTokenReview(r, s.authn.AuthenticateToken, []string{s.opts.ServiceAccountIssuer})
 	endpoints.NewDiscovery(s.handler, resources, Version, net.JoinHostPort(s.advertise, fmt.Sprint(s.Port()))).Install(r)
 	r.HandleFunc("/openapi/v2", spec.ServeV2).Methods(http.MethodGet)
 	r.HandleFunc("/openapi/v3", spec.ServeV3Discovery).Methods(http.MethodGet)

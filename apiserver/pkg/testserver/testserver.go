@@ -39,7 +39,8 @@ type TestServer struct {
 }
 
 // Start starts a server; customize may change the options first. The
-// server is stopped by t.Cleanup.
+// server is stopped by t.Cleanup. The ServiceAccount admission plugin is
+// disabled unless customize enables it (see StartServer).
 func Start(t testing.TB, customize func(*server.Options)) *TestServer {
 	t.Helper()
 	ts, err := StartServer(t.TempDir(), customize)
@@ -79,6 +80,11 @@ func StartServer(dir string, customize func(*server.Options)) (*TestServer, erro
 	opts.ServiceAccountSigningKeyFile = filepath.Join(pki, "sa.key")
 	opts.ServiceAccountKeyFiles = []string{filepath.Join(pki, "sa.pub")}
 	opts.ShutdownGracePeriod = time.Second
+	// As upstream's integration tests do: no controller-manager creates the
+	// "default" ServiceAccount of each namespace here, so the ServiceAccount
+	// admission plugin, which refuses pods whose service account is missing,
+	// is off unless a test turns it back on (clear DisableAdmissionPlugins).
+	opts.DisableAdmissionPlugins = []string{"ServiceAccount"}
 	if customize != nil {
 		customize(opts)
 	}

@@ -1,6 +1,8 @@
 package defaults
 
 import (
+	"reflect"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -14,6 +16,12 @@ import (
 // Default applies upstream's v1 defaults to obj in place. Objects of kinds
 // skiff does not default (and typed nil pointers) are left untouched.
 func Default(obj runtime.Object) {
+	if obj == nil || isTypedNil(obj) {
+		return
+	}
+	if defaultMore(obj) {
+		return
+	}
 	switch o := obj.(type) {
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		if o != nil {
@@ -90,4 +98,9 @@ func Default(obj runtime.Object) {
 	case *rbacv1.Role, *rbacv1.ClusterRole:
 		// Upstream has no v1 defaults for roles.
 	}
+}
+
+func isTypedNil(obj runtime.Object) bool {
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

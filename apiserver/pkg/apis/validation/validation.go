@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -21,6 +22,9 @@ import (
 func ValidateCreate(obj runtime.Object) field.ErrorList {
 	if isNilObject(obj) {
 		return nilObjectError(obj)
+	}
+	if errs, ok := validateCreateMore(obj); ok {
+		return errs
 	}
 	switch o := obj.(type) {
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
@@ -72,6 +76,12 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	if isNilObject(obj) {
 		return nilObjectError(obj)
+	}
+	if isNilObject(old) {
+		return nilObjectError(old)
+	}
+	if errs, ok := validateUpdateMore(obj, old); ok {
+		return errs
 	}
 	if !knownKind(obj) {
 		return nil
@@ -181,6 +191,12 @@ func knownKind(obj runtime.Object) bool {
 
 // isNilObject reports whether obj is nil or a typed nil pointer of a known kind.
 func isNilObject(obj runtime.Object) bool {
+	if obj == nil {
+		return true
+	}
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return true
+	}
 	switch o := obj.(type) {
 	case nil:
 		return true
@@ -222,6 +238,10 @@ func isNilObject(obj runtime.Object) bool {
 		return o == nil
 	}
 	return false
+}
+
+func errMismatch(old runtime.Object) error {
+	return fmt.Errorf("cannot validate an update of a %T", old)
 }
 
 func nilObjectError(obj runtime.Object) field.ErrorList {

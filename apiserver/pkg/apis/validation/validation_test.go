@@ -1,12 +1,21 @@
 package validation
 
 import (
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"reflect"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	batchv1 "k8s.io/api/batch/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -26,6 +35,14 @@ func allKinds() []runtime.Object {
 		&appsv1.ReplicaSet{}, &appsv1.Deployment{}, &autoscalingv1.Scale{}, &coordinationv1.Lease{},
 		&discoveryv1.EndpointSlice{}, &rbacv1.Role{}, &rbacv1.ClusterRole{}, &rbacv1.RoleBinding{},
 		&rbacv1.ClusterRoleBinding{},
+		&corev1.LimitRange{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{}}}}, &corev1.ResourceQuota{},
+		&corev1.ReplicationController{}, &corev1.PodTemplate{},
+		&corev1.PersistentVolume{}, &corev1.PersistentVolumeClaim{}, &schedulingv1.PriorityClass{}, &nodev1.RuntimeClass{},
+		&appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &appsv1.ControllerRevision{}, &batchv1.Job{}, &batchv1.CronJob{},
+		&networkingv1.Ingress{}, &networkingv1.IngressClass{}, &networkingv1.NetworkPolicy{}, &policyv1.PodDisruptionBudget{},
+		&eventsv1.Event{}, &storagev1.StorageClass{}, &storagev1.CSIDriver{}, &storagev1.CSINode{},
+		&storagev1.CSIStorageCapacity{}, &storagev1.VolumeAttachment{}, &certificatesv1.CertificateSigningRequest{},
+		&flowcontrolv1.FlowSchema{}, &flowcontrolv1.PriorityLevelConfiguration{},
 	}
 }
 
@@ -53,10 +70,10 @@ func TestNilObjects(t *testing.T) {
 }
 
 func TestUnknownAndMismatchedKinds(t *testing.T) {
-	if errs := ValidateCreate(&batchv1.Job{}); errs != nil {
+	if errs := ValidateCreate(&autoscalingv2.HorizontalPodAutoscaler{}); errs != nil {
 		t.Errorf("unknown kind: %v", errs)
 	}
-	if errs := ValidateUpdate(&batchv1.Job{}, &batchv1.Job{}); errs != nil {
+	if errs := ValidateUpdate(&autoscalingv2.HorizontalPodAutoscaler{}, &autoscalingv2.HorizontalPodAutoscaler{}); errs != nil {
 		t.Errorf("unknown kind update: %v", errs)
 	}
 	checkErrs(t, ValidateUpdate(validPod(), &corev1.Service{}), []want{{field.ErrorTypeInternal, "[]"}})

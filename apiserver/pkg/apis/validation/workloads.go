@@ -1,0 +1,431 @@
+package validation
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// StatefulSet.
+
+// ValidateStatefulSet validates a StatefulSet on create.
+func ValidateStatefulSet(s *appsv1.StatefulSet) field.ErrorList {
+	allErrs := validateObjectMeta(&s.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
+	return append(allErrs, validateStatefulSetSpec(&s.Spec, nil, field.NewPath("spec"))...)
+}
+
+func validateStatefulSetSpec(spec, old *appsv1.StatefulSetSpec, p *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	switch spec.PodManagementPolicy {
+	case appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement:
+	case "":
+		allErrs = append(allErrs, field.Required(p.Child("podManagementPolicy"), ""))
+	default:
+		allErrs = append(allErrs, field.Invalid(p.Child("podManagementPolicy"), spec.PodManagementPolicy,
+			fmt.Sprintf("must be '%s' or '%s'", appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement)))
+	}
+	switch spec.UpdateStrategy.Type {
+	case appsv1.RollingUpdateStatefulSetStrategyType:
+		if ru := spec.UpdateStrategy.RollingUpdate; ru != nil {
+			if ru.Partition != nil {
+				allErrs = append(allErrs, validateNonnegativeField(int64(*ru.Partition), p.Child("updateStrategy", "rollingUpdate", "partition"))...)
+			}
+			if ru.MaxUnavailable != nil {
+				allErrs = append(allErrs, validatePositiveIntOrPercent(*ru.MaxUnavailable, p.Child("updateStrategy", "rollingUpdate", "maxUnavailable"))...)
+			}
+		}
+	case appsv1.OnDeleteStatefulSetStrategyType:
+		if spec.UpdateStrategy.RollingUpdate != nil {
+			allErrs = append(allErrs, field.Invalid(p.Child("updateStrategy", "rollingUpdate"), spec.UpdateStrategy.RollingUpdate,
+				fmt.Sprintf("only allowed for updateStrategy '%s'", appsv1.RollingUpdateStatefulSetStrategyType)))
+		}
+	case "":
+		allErrs = append(allErrs, field.Required(p.Child("updateStrategy"), ""))
+	default:
+		allErrs = append(allErrs, field.Invalid(p.Child("updateStrategy"), spec.UpdateStrategy,
+			fmt.Sprintf("must be '%s' or '%s'", appsv1.RollingUpdateStatefulSetStrategyType, appsv1.OnDeleteStatefulSetStrategyType)))
+	}
+	if spec.Ordinals != nil {
+		allErrs = append(allErrs, validateNonnegativeField(int64(spec.Ordinals.Start), p.Child("ordinals", "start"))...)
+	}
+	if spec.ServiceName != "" {
+		for _, msg := range apimachineryvalidation.NameIsDNSLabel(spec.ServiceName, false) {
+			allErrs = append(allErrs, field.Invalid(p.Child("serviceName"), spec.ServiceName, msg))
+		}
+	}
+	allErrs = append(allErrs, validateNonnegativeField(int64(specReplicas(spec.Replicas)), p.Child("replicas"))...)
+	allErrs = append(allErrs, validateNonnegativeField(int64(spec.MinReadySeconds), p.Child("minReadySeconds"))...)
+	for i := range spec.VolumeClaimTemplates {
+		allErrs = append(allErrs, validatePersistentVolumeClaimSpec(&spec.VolumeClaimTemplates[i].Spec, p.Child("volumeClaimTemplates").Index(i).Child("spec"))...)
+	}
+	var oldTmpl *corev1.PodTemplateSpec
+	var opts podValidationOptions
+	if old != nil {
+		oldTmpl = &old.Template
+		opts = podValidationOptionsFor(nil, &spec.Template.Spec, &old.Template.Spec, &old.Template.ObjectMeta)
+	} else {
+		opts = podValidationOptionsFor(nil, &spec.Template.Spec, nil, nil)
+	}
+	return append(allErrs, validateSelectorAndTemplate(spec.Selector, &spec.Template, oldTmpl, 0, "StatefulSet", p, opts)...)
+}
+
+// ValidateStatefulSetUpdate: only replicas, ordinals, template,
+// updateStrategy, persistentVolumeClaimRetentionPolicy and minReadySeconds
+// may change.
+func ValidateStatefulSetUpdate(s, old *appsv1.StatefulSet) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&s.ObjectMeta, &old.ObjectMeta, metadataPath)
+	allErrs = append(allErrs, validateStatefulSetSpec(&s.Spec, &old.Spec, field.NewPath("spec"))...)
+	a, b := s.Spec.DeepCopy(), old.Spec.DeepCopy()
+	for _, x := range []*appsv1.StatefulSetSpec{a, b} {
+		x.Replicas, x.Ordinals, x.Template, x.UpdateStrategy = nil, nil, corev1.PodTemplateSpec{}, appsv1.StatefulSetUpdateStrategy{}
+		x.PersistentVolumeClaimRetentionPolicy, x.MinReadySeconds = nil, 0
+	}
+	if !equality.Semantic.DeepEqual(a, b) {
+		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
+	}
+	return allErrs
+}
+
+// DaemonSet.
+
+// ValidateDaemonSet validates a DaemonSet on create.
+func ValidateDaemonSet(d *appsv1.DaemonSet) field.ErrorList {
+	allErrs := validateObjectMeta(&d.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
+	return append(allErrs, validateDaemonSetSpec(&d.Spec, nil, field.NewPath("spec"))...)
+}
+
+func validateDaemonSetSpec(spec, old *appsv1.DaemonSetSpec, p *field.Path) field.ErrorList {
+	var oldTmpl *corev1.PodTemplateSpec
+	opts := podValidationOptionsFor(nil, &spec.Template.Spec, nil, nil)
+	if old != nil {
+		oldTmpl = &old.Template
+		opts = podValidationOptionsFor(nil, &spec.Template.Spec, &old.Template.Spec, &old.Template.ObjectMeta)
+	}
+	allErrs := validateSelectorAndTemplate(spec.Selector, &spec.Template, oldTmpl, 0, "DaemonSet", p, opts)
+	allErrs = append(allErrs, validateNonnegativeField(int64(spec.MinReadySeconds), p.Child("minReadySeconds"))...)
+	sp := p.Child("updateStrategy")
+	switch spec.UpdateStrategy.Type {
+	case appsv1.OnDeleteDaemonSetStrategyType:
+	case appsv1.RollingUpdateDaemonSetStrategyType:
+		if ru := spec.UpdateStrategy.RollingUpdate; ru == nil {
+			allErrs = append(allErrs, field.Required(sp.Child("rollingUpdate"), ""))
+		} else {
+			unavailable, surge := 0, 0
+			if ru.MaxUnavailable != nil {
+				allErrs = append(allErrs, validatePositiveIntOrPercent(*ru.MaxUnavailable, sp.Child("rollingUpdate", "maxUnavailable"))...)
+				unavailable = intOrPercentValue(*ru.MaxUnavailable)
+			}
+			if ru.MaxSurge != nil {
+				allErrs = append(allErrs, validatePositiveIntOrPercent(*ru.MaxSurge, sp.Child("rollingUpdate", "maxSurge"))...)
+				surge = intOrPercentValue(*ru.MaxSurge)
+			}
+			if unavailable == 0 && surge == 0 {
+				allErrs = append(allErrs, field.Invalid(sp.Child("rollingUpdate", "maxUnavailable"), ru.MaxUnavailable, "may not be 0 when `maxSurge` is 0"))
+			}
+			if unavailable != 0 && surge != 0 {
+				allErrs = append(allErrs, field.Invalid(sp.Child("rollingUpdate", "maxSurge"), ru.MaxSurge, "may not be set when maxUnavailable is non-zero"))
+			}
+		}
+	case "":
+		allErrs = append(allErrs, field.Required(sp.Child("type"), ""))
+	default:
+		allErrs = append(allErrs, field.NotSupported(sp.Child("type"), spec.UpdateStrategy.Type,
+			[]string{string(appsv1.RollingUpdateDaemonSetStrategyType), string(appsv1.OnDeleteDaemonSetStrategyType)}))
+	}
+	if spec.RevisionHistoryLimit != nil {
+		allErrs = append(allErrs, validateNonnegativeField(int64(*spec.RevisionHistoryLimit), p.Child("revisionHistoryLimit"))...)
+	}
+	return allErrs
+}
+
+// ValidateDaemonSetUpdate: the selector is immutable.
+func ValidateDaemonSetUpdate(d, old *appsv1.DaemonSet) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&d.ObjectMeta, &old.ObjectMeta, metadataPath)
+	allErrs = append(allErrs, validateDaemonSetSpec(&d.Spec, &old.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateImmutableField(d.Spec.Selector, old.Spec.Selector, field.NewPath("spec", "selector"))...)
+}
+
+// ValidateControllerRevision: data is mandatory, revision non-negative.
+func ValidateControllerRevision(r *appsv1.ControllerRevision) field.ErrorList {
+	allErrs := validateObjectMeta(&r.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
+	if r.Data.Raw == nil && r.Data.Object == nil {
+		allErrs = append(allErrs, field.Required(field.NewPath("data"), "data is mandatory"))
+	}
+	return append(allErrs, validateNonnegativeField(r.Revision, field.NewPath("revision"))...)
+}
+
+// ValidateControllerRevisionUpdate: data is immutable.
+func ValidateControllerRevisionUpdate(r, old *appsv1.ControllerRevision) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta, metadataPath)
+	allErrs = append(allErrs, ValidateControllerRevision(r)...)
+	return append(allErrs, validateImmutableField(r.Data, old.Data, field.NewPath("data"))...)
+}
+
+// Job and CronJob.
+
+// ValidateJob validates a Job on create.
+func ValidateJob(j *batchv1.Job) field.ErrorList {
+	allErrs := validateObjectMeta(&j.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
+	return append(allErrs, validateJobSpec(&j.Spec, nil, field.NewPath("spec"))...)
+}
+
+func validateJobSpec(spec, old *batchv1.JobSpec, p *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for name, v := range map[string]*int32{"parallelism": spec.Parallelism, "completions": spec.Completions, "backoffLimit": spec.BackoffLimit} {
+		if v != nil {
+			allErrs = append(allErrs, validateNonnegativeField(int64(*v), p.Child(name))...)
+		}
+	}
+	if spec.ActiveDeadlineSeconds != nil && *spec.ActiveDeadlineSeconds <= 0 {
+		allErrs = append(allErrs, field.Invalid(p.Child("activeDeadlineSeconds"), *spec.ActiveDeadlineSeconds, isNotPositiveErrorMsg))
+	}
+	if spec.TTLSecondsAfterFinished != nil {
+		allErrs = append(allErrs, validateNonnegativeField(int64(*spec.TTLSecondsAfterFinished), p.Child("ttlSecondsAfterFinished"))...)
+	}
+	if m := spec.CompletionMode; m != nil && *m != batchv1.NonIndexedCompletion && *m != batchv1.IndexedCompletion {
+		allErrs = append(allErrs, field.NotSupported(p.Child("completionMode"), *m, []batchv1.CompletionMode{batchv1.NonIndexedCompletion, batchv1.IndexedCompletion}))
+	}
+	if spec.CompletionMode != nil && *spec.CompletionMode == batchv1.IndexedCompletion && spec.Completions == nil {
+		allErrs = append(allErrs, field.Required(p.Child("completions"), fmt.Sprintf("when completion mode is %s", batchv1.IndexedCompletion)))
+	}
+	if spec.Selector == nil {
+		allErrs = append(allErrs, field.Required(p.Child("selector"), ""))
+	} else {
+		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, p.Child("selector"))...)
+		if sel, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !sel.Matches(labels.Set(spec.Template.Labels)) {
+			allErrs = append(allErrs, field.Invalid(p.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
+		}
+	}
+	allErrs = append(allErrs, validateJobTemplate(&spec.Template, old, p.Child("template"))...)
+	return allErrs
+}
+
+func validateJobTemplate(tmpl *corev1.PodTemplateSpec, old *batchv1.JobSpec, p *field.Path) field.ErrorList {
+	opts := podValidationOptionsFor(nil, &tmpl.Spec, nil, nil)
+	if old != nil {
+		opts = podValidationOptionsFor(nil, &tmpl.Spec, &old.Template.Spec, &old.Template.ObjectMeta)
+	}
+	allErrs := validatePodTemplateSpec(tmpl, p, opts)
+	switch tmpl.Spec.RestartPolicy {
+	case corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
+	default:
+		allErrs = append(allErrs, field.NotSupported(p.Child("spec", "restartPolicy"), tmpl.Spec.RestartPolicy,
+			[]corev1.RestartPolicy{corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}))
+	}
+	return allErrs
+}
+
+// ValidateJobUpdate: the selector, completion mode and (for non-suspended
+// jobs) the pod template are immutable.
+func ValidateJobUpdate(j, old *batchv1.Job) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&j.ObjectMeta, &old.ObjectMeta, metadataPath)
+	spec := field.NewPath("spec")
+	allErrs = append(allErrs, validateJobSpec(&j.Spec, &old.Spec, spec)...)
+	allErrs = append(allErrs, validateImmutableField(j.Spec.Selector, old.Spec.Selector, spec.Child("selector"))...)
+	allErrs = append(allErrs, validateImmutableField(j.Spec.CompletionMode, old.Spec.CompletionMode, spec.Child("completionMode"))...)
+	suspended := old.Spec.Suspend != nil && *old.Spec.Suspend
+	if !suspended {
+		allErrs = append(allErrs, validateImmutableField(j.Spec.Template, old.Spec.Template, spec.Child("template"))...)
+	}
+	indexed := j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion
+	if !indexed {
+		allErrs = append(allErrs, validateImmutableField(j.Spec.Completions, old.Spec.Completions, spec.Child("completions"))...)
+	}
+	return allErrs
+}
+
+// ValidateCronJob validates a CronJob on create: a name of at most 52
+// characters (the controller appends an 11-character suffix), a valid
+// schedule and a valid job template.
+func ValidateCronJob(c *batchv1.CronJob) field.ErrorList {
+	allErrs := validateObjectMeta(&c.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
+	if len(c.Name) > 52 {
+		allErrs = append(allErrs, field.Invalid(metadataPath.Child("name"), c.Name, "must be no more than 52 characters"))
+	}
+	return append(allErrs, validateCronJobSpec(&c.Spec, nil, field.NewPath("spec"))...)
+}
+
+func validateCronJobSpec(spec, old *batchv1.CronJobSpec, p *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if spec.Schedule == "" {
+		allErrs = append(allErrs, field.Required(p.Child("schedule"), ""))
+	} else if err := checkCronSchedule(spec.Schedule); err != nil {
+		allErrs = append(allErrs, field.Invalid(p.Child("schedule"), spec.Schedule, err.Error()))
+	}
+	if strings.Contains(spec.Schedule, "TZ") {
+		allErrs = append(allErrs, field.Invalid(p.Child("schedule"), spec.Schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
+	}
+	switch spec.ConcurrencyPolicy {
+	case batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent:
+	case "":
+		allErrs = append(allErrs, field.Required(p.Child("concurrencyPolicy"), ""))
+	default:
+		allErrs = append(allErrs, field.NotSupported(p.Child("concurrencyPolicy"), spec.ConcurrencyPolicy,
+			[]batchv1.ConcurrencyPolicy{batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent}))
+	}
+	if spec.StartingDeadlineSeconds != nil {
+		allErrs = append(allErrs, validateNonnegativeField(*spec.StartingDeadlineSeconds, p.Child("startingDeadlineSeconds"))...)
+	}
+	for name, v := range map[string]*int32{"successfulJobsHistoryLimit": spec.SuccessfulJobsHistoryLimit, "failedJobsHistoryLimit": spec.FailedJobsHistoryLimit} {
+		if v != nil {
+			allErrs = append(allErrs, validateNonnegativeField(int64(*v), p.Child(name))...)
+		}
+	}
+	jt := p.Child("jobTemplate")
+	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.JobTemplate.Labels, jt.Child("metadata", "labels"))...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateAnnotations(spec.JobTemplate.Annotations, jt.Child("metadata", "annotations"))...)
+	js := spec.JobTemplate.Spec
+	if js.ManualSelector != nil && *js.ManualSelector {
+		allErrs = append(allErrs, field.NotSupported(jt.Child("spec", "manualSelector"), js.ManualSelector, []string{"nil", "false"}))
+	}
+	var oldJob *batchv1.JobSpec
+	if old != nil {
+		oldJob = &old.JobTemplate.Spec
+	}
+	allErrs = append(allErrs, validateJobTemplate(&js.Template, oldJob, jt.Child("spec", "template"))...)
+	return allErrs
+}
+
+// ValidateCronJobUpdate validates an update of a CronJob.
+func ValidateCronJobUpdate(c, old *batchv1.CronJob) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta, metadataPath)
+	return append(allErrs, validateCronJobSpec(&c.Spec, &old.Spec, field.NewPath("spec"))...)
+}
+
+// cronMacros are the predefined schedules robfig/cron accepts.
+var cronMacros = sets.New("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+
+// cronFieldBounds are minute, hour, day of month, month and day of week.
+var cronFieldBounds = [5][2]int{{0, 59}, {0, 23}, {1, 31}, {1, 12}, {0, 7}}
+
+var cronNames = []map[string]int{nil, nil, nil,
+	{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12},
+	{"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}}
+
+// checkCronSchedule parses a standard five-field cron schedule (or a macro,
+// or @every <duration>) as robfig/cron's standard parser does.
+func checkCronSchedule(s string) error {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "@") {
+		if cronMacros.Has(s) || strings.HasPrefix(s, "@every ") {
+			return nil
+		}
+		return fmt.Errorf("unrecognized descriptor: %s", s)
+	}
+	fields := strings.Fields(s)
+	if len(fields) != 5 {
+		return fmt.Errorf("expected exactly 5 fields, found %d: %s", len(fields), s)
+	}
+	for i, f := range fields {
+		for _, part := range strings.Split(f, ",") {
+			if err := checkCronRange(part, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkCronRange(part string, idx int) error {
+	lo, hi := cronFieldBounds[idx][0], cronFieldBounds[idx][1]
+	rng, step, hasStep := strings.Cut(part, "/")
+	if hasStep {
+		if n, err := parseCronNumber(step, nil); err != nil || n <= 0 {
+			return fmt.Errorf("failed to parse int from %s", step)
+		}
+	}
+	if rng == "*" || rng == "?" {
+		return nil
+	}
+	from, to, isRange := strings.Cut(rng, "-")
+	a, err := parseCronNumber(from, cronNames[idx])
+	if err != nil {
+		return err
+	}
+	b := a
+	if isRange {
+		if b, err = parseCronNumber(to, cronNames[idx]); err != nil {
+			return err
+		}
+	}
+	if a < lo {
+		return fmt.Errorf("beginning of range (%d) below minimum (%d): %s", a, lo, part)
+	}
+	if b > hi {
+		return fmt.Errorf("end of range (%d) above maximum (%d): %s", b, hi, part)
+	}
+	if a > b {
+		return fmt.Errorf("beginning of range (%d) beyond end of range (%d): %s", a, b, part)
+	}
+	return nil
+}
+
+func parseCronNumber(s string, names map[string]int) (int, error) {
+	if v, ok := names[strings.ToLower(s)]; ok {
+		return v, nil
+	}
+	n := 0
+	if s == "" {
+		return 0, fmt.Errorf("failed to parse int from %s", s)
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return 0, fmt.Errorf("failed to parse int from %s", s)
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n, nil
+}
+
+// PodDisruptionBudget.
+
+// ValidatePodDisruptionBudget: minAvailable and maxUnavailable are
+// exclusive, non-negative, and percentages are at most 100%.
+func ValidatePodDisruptionBudget(pdb *policyv1.PodDisruptionBudget) field.ErrorList {
+	allErrs := validateObjectMeta(&pdb.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
+	spec := field.NewPath("spec")
+	if pdb.Spec.MinAvailable != nil && pdb.Spec.MaxUnavailable != nil {
+		allErrs = append(allErrs, field.Invalid(spec, pdb.Spec, "minAvailable and maxUnavailable cannot be both set"))
+	}
+	for name, v := range map[string]*intstr.IntOrString{"minAvailable": pdb.Spec.MinAvailable, "maxUnavailable": pdb.Spec.MaxUnavailable} {
+		if v == nil {
+			continue
+		}
+		allErrs = append(allErrs, validatePositiveIntOrPercent(*v, spec.Child(name))...)
+		if pct, ok := percentValue(*v); ok && pct > 100 {
+			allErrs = append(allErrs, field.Invalid(spec.Child(name), v, "must not be greater than 100%"))
+		}
+	}
+	if pdb.Spec.Selector != nil {
+		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(pdb.Spec.Selector, metav1validation.LabelSelectorValidationOptions{}, spec.Child("selector"))...)
+	}
+	if p := pdb.Spec.UnhealthyPodEvictionPolicy; p != nil && *p != policyv1.IfHealthyBudget && *p != policyv1.AlwaysAllow {
+		allErrs = append(allErrs, field.NotSupported(spec.Child("unhealthyPodEvictionPolicy"), *p,
+			[]string{string(policyv1.IfHealthyBudget), string(policyv1.AlwaysAllow)}))
+	}
+	return allErrs
+}
+
+// ValidatePodDisruptionBudgetUpdate also checks the status counters.
+func ValidatePodDisruptionBudgetUpdate(pdb, old *policyv1.PodDisruptionBudget) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&pdb.ObjectMeta, &old.ObjectMeta, metadataPath)
+	allErrs = append(allErrs, ValidatePodDisruptionBudget(pdb)...)
+	s := field.NewPath("status")
+	for name, v := range map[string]int32{"disruptionsAllowed": pdb.Status.DisruptionsAllowed, "currentHealthy": pdb.Status.CurrentHealthy,
+		"desiredHealthy": pdb.Status.DesiredHealthy, "expectedPods": pdb.Status.ExpectedPods} {
+		allErrs = append(allErrs, validateNonnegativeField(int64(v), s.Child(name))...)
+	}
+	return allErrs
+}

@@ -1,0 +1,84 @@
+package endpoints
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gorilla/mux"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"skiff.dev/apiserver/pkg/authn"
+)
+
+// TokenAuthenticateFunc checks a bearer token as the server's
+// authenticators do.
+type TokenAuthenticateFunc func(ctx context.Context, token string) (*authn.User, error)
+
+// TokenReviewResource is the create-only resource of authentication.k8s.io/v1.
+var TokenReviewResource = ReviewResource{Resource: "tokenreviews", Kind: "TokenReview"}
+
+// InstallTokenReview adds POST /apis/authentication.k8s.io/v1/tokenreviews,
+// answered from the server's authenticators. audiences are the server's
+// own: a review asking for other audiences is not authenticated.
+func (h *Handler) InstallTokenReview(r *mux.Router, authenticate TokenAuthenticateFunc, audiences []string) {
+	r.HandleFunc("/apis/authentication.k8s.io/v1/tokenreviews", func(w http.ResponseWriter, req *http.Request) {
+		h.tokenReview(w, req, authenticate, audiences)
+	}).Methods(http.MethodPost)
+}
+
+func (h *Handler) tokenReview(w http.ResponseWriter, r *http.Request, authenticate TokenAuthenticateFunc, audiences []string) {
+	gvk := authenticationv1.SchemeGroupVersion.WithKind("TokenReview")
+	gr := schema.GroupResource{Group: gvk.Group, Resource: "tokenreviews"}
+	setRequestInfo(r, &RequestInfo{Verb: "create", Group: gvk.Group, Version: gvk.Version, Resource: "tokenreviews", Scope: "cluster"})
+	data, err := readBody(r)
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	obj, err := h.decodeBody(w, r, data, gvk, &authenticationv1.TokenReview{})
+	if err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
+	tr := obj.(*authenticationv1.TokenReview)
+	if tr.Spec.Token == "" {
+		h.writeError(w, r, apierrors.NewInvalid(gvk.GroupKind(), "", field.ErrorList{field.Required(field.NewPath("spec", "token"), "")}), gr, "")
+		return
+	}
+	tr.Status = reviewToken(r.Context(), authenticate, audiences, tr.Spec)
+	h.respond(w, r, http.StatusCreated, tr, false)
+}
+
+func reviewToken(ctx context.Context, authenticate TokenAuthenticateFunc, audiences []string, spec authenticationv1.TokenReviewSpec) authenticationv1.TokenReviewStatus {
+	want := spec.Audiences
+	if len(want) == 0 {
+		want = audiences
+	}
+	var matched []string
+	for _, a := range want {
+		for _, have := range audiences {
+			if a == have {
+				matched = append(matched, a)
+			}
+		}
+	}
+	if len(audiences) > 0 && len(matched) == 0 {
+		return authenticationv1.TokenReviewStatus{Error: "token audiences don't match the requested audiences"}
+	}
+	u, err := authenticate(ctx, spec.Token)
+	if err != nil || u == nil {
+		msg := "invalid bearer token"
+		if err != nil {
+			msg = err.Error()
+		}
+		return authenticationv1.TokenReviewStatus{Error: msg}
+	}
+	return authenticationv1.TokenReviewStatus{
+		Authenticated: true,
+		User:          authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: append([]string(nil), u.Groups...)},
+		Audiences:     matched,
+	}
+}

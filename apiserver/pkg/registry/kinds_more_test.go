@@ -1,0 +1,97 @@
+package registry
+
+import (
+	"context"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"skiff.dev/apiserver/pkg/authn"
+)
+
+func TestJobSelectorGeneration(t *testing.T) {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "pi", UID: "u-1"}}
+	prepareJob(job)
+	l := job.Spec.Template.Labels
+	if l["batch.kubernetes.io/job-name"] != "pi" || l["job-name"] != "pi" || l["controller-uid"] != "u-1" || l["batch.kubernetes.io/controller-uid"] != "u-1" {
+		t.Errorf("template labels = %v", l)
+	}
+	if job.Spec.Selector.MatchLabels["batch.kubernetes.io/controller-uid"] != "u-1" || len(job.Spec.Selector.MatchLabels) != 1 {
+		t.Errorf("selector = %v", job.Spec.Selector)
+	}
+	manual := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "m", UID: "u-2"}, Spec: batchv1.JobSpec{ManualSelector: ptr.To(true)}}
+	prepareJob(manual)
+	if manual.Spec.Selector != nil || manual.Spec.Template.Labels != nil {
+		t.Errorf("manualSelector job changed: %+v", manual.Spec)
+	}
+}
+
+func TestCSRStrategies(t *testing.T) {
+	ctx := authn.WithUser(context.Background(), &authn.User{Name: "alice", UID: "u", Groups: []string{"dev"}})
+	r := clusterMoreResource(t, "CertificateSigningRequest")
+	csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{Username: "mallory", SignerName: "a/b"},
+		Status: certificatesv1.CertificateSigningRequestStatus{Certificate: []byte("x")}}
+	r.Strategy.PrepareForCreate(ctx, csr)
+	if csr.Spec.Username != "alice" || csr.Spec.UID != "u" || len(csr.Spec.Groups) != 1 || len(csr.Status.Certificate) != 0 {
+		t.Errorf("created = %+v", csr)
+	}
+	approved := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}
+	old := csr.DeepCopy()
+	// /status cannot add Approved, but can set the certificate.
+	st := old.DeepCopy()
+	st.Spec.SignerName = "changed/too"
+	st.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{approved}
+	r.StatusStrategy.PrepareForUpdate(ctx, st, old)
+	if st.Spec.SignerName != "a/b" {
+		t.Errorf("/status changed the spec")
+	}
+	if errs := r.StatusStrategy.ValidateUpdate(ctx, st, old); len(errs) == 0 {
+		t.Errorf("/status added Approved without error")
+	}
+	// /approval adds it, keeping the certificate as it was.
+	ap := old.DeepCopy()
+	ap.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{approved}
+	ap.Status.Certificate = []byte("forged")
+	r.Approval.PrepareForUpdate(ctx, ap, old)
+	if len(ap.Status.Conditions) != 1 || ap.Status.Conditions[0].LastUpdateTime.IsZero() || len(ap.Status.Certificate) != 0 {
+		t.Errorf("approval = %+v", ap.Status)
+	}
+	// The main endpoint keeps status.
+	main := ap.DeepCopy()
+	main.Status.Conditions = nil
+	r.Strategy.PrepareForUpdate(ctx, main, ap)
+	if len(main.Status.Conditions) != 1 {
+		t.Errorf("main endpoint dropped conditions")
+	}
+}
+
+func clusterMoreResource(t *testing.T, kind string) *Resource {
+	for _, r := range Resources() {
+		if r.Kind == kind {
+			return r
+		}
+	}
+	t.Fatalf("no %s in the table", kind)
+	return nil
+}
+
+func TestEveryResourceIsComplete(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Resources() {
+		key := r.GroupResource().String()
+		if seen[key] {
+			t.Errorf("%s twice in the table", key)
+		}
+		seen[key] = true
+		if r.New == nil || r.NewList == nil || r.Strategy == nil || r.EtcdPrefix == "" || r.SingularName == "" {
+			t.Errorf("%s: incomplete row", key)
+		}
+		if obj := r.New(); obj == nil {
+			t.Errorf("%s: New returned nil", key)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"skiff.dev/apiserver/pkg/admission"
+	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/storage"
+)
+
+// objects lets admission plugins read stored objects through the stores.
+type objects struct{ s *Server }
+
+var _ admission.Objects = objects{}
+
+func (o objects) storeOf(group, resource string) (*registry.Store, error) {
+	if o.s.handler == nil {
+		return nil, fmt.Errorf("the API server is not set up yet")
+	}
+	st := o.s.store(group, resource)
+	if st == nil {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: resource}, "")
+	}
+	return st, nil
+}
+
+// Get reads one object; a missing one is a NotFound API error.
+func (o objects) Get(ctx context.Context, group, resource, namespace, name string) (runtime.Object, error) {
+	st, err := o.storeOf(group, resource)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := st.Get(ctx, namespace, name)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: resource}, name)
+	}
+	return obj, err
+}
+
+// List reads a collection (of one namespace, or all for "").
+func (o objects) List(ctx context.Context, group, resource, namespace string) ([]runtime.Object, error) {
+	st, err := o.storeOf(group, resource)
+	if err != nil {
+		return nil, err
+	}
+	list, err := st.List(ctx, namespace, storage.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return meta.ExtractList(list)
+}
+
+// updateQuota is the ResourceQuota plugin's compare-and-swap on a quota.
+func (s *Server) updateQuota(ctx context.Context, namespace, name string, fn func(*corev1.ResourceQuota) error) error {
+	st := s.store("", "resourcequotas")
+	_, err := st.Storage.GuaranteedUpdate(ctx, st.Key(namespace, name), nil, false, func(existing runtime.Object) (runtime.Object, error) {
+		q, ok := existing.(*corev1.ResourceQuota)
+		if !ok {
+			return nil, fmt.Errorf("expected a ResourceQuota, got %T", existing)
+		}
+		q = q.DeepCopy()
+		if err := fn(q); err != nil {
+			return nil, err
+		}
+		return q, nil
+	})
+	return err
+}
+
+// quotaStatus keeps a ResourceQuota's status.hard equal to spec.hard and
+// fills status.used for resources it does not track yet (see the
+// ResourceQuota admission plugin).
+type quotaStatus struct{ plugin *admission.ResourceQuota }
+
+func (q quotaStatus) BeforeCreate(ctx context.Context, obj runtime.Object) (func(), error) {
+	if rq, ok := obj.(*corev1.ResourceQuota); ok {
+		if err := q.plugin.InitialUsage(ctx, rq, true); err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("computing the quota's usage: %v", err))
+		}
+	}
+	return func() {}, nil
+}
+
+func (q quotaStatus) BeforeUpdate(ctx context.Context, obj, _ runtime.Object) (func(), error) {
+	if rq, ok := obj.(*corev1.ResourceQuota); ok {
+		if err := q.plugin.InitialUsage(ctx, rq, false); err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("computing the quota's usage: %v", err))
+		}
+	}
+	return func() {}, nil
+}
