@@ -12,10 +12,18 @@ import (
 
 // Options are skiff-scheduler's flags.
 type Options struct {
+	// ConfigFile is a KubeSchedulerConfiguration; when set, it gives the
+	// profiles, and --scheduler-name, --kubeconfig, --kube-api-qps and
+	// --kube-api-burst are ignored as upstream ignores its deprecated
+	// flags; the leader election flags still override the file when given.
+	ConfigFile     string
 	SchedulerName  string
 	Client         clientconfig.Options
 	Serving        *serving.Options
 	LeaderElection *leaderelection.Options
+	// flags is the flag set AddFlags registered with, to tell which flags
+	// were given.
+	flags *pflag.FlagSet
 }
 
 // NewOptions returns the defaults: upstream's, except the client limits,
@@ -32,10 +40,17 @@ func NewOptions() *Options {
 
 // AddFlags registers the flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.SchedulerName, "scheduler-name", o.SchedulerName, "Schedule only pods whose spec.schedulerName is this; also the events' source.")
+	o.flags = fs
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "The path to a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1) with the profiles, their plugins and plugin arguments.")
+	fs.StringVar(&o.SchedulerName, "scheduler-name", o.SchedulerName, "Schedule only pods whose spec.schedulerName is this; also the events' source. Ignored with --config (name the profiles in the file).")
 	o.Client.AddFlags(fs)
 	o.Serving.AddFlags(fs)
 	o.LeaderElection.AddFlags(fs)
+}
+
+// changed reports whether a flag was given on the command line.
+func (o *Options) changed(name string) bool {
+	return o.flags != nil && o.flags.Changed(name)
 }
 
 // Validate checks the options.

@@ -1,11 +1,14 @@
 package app
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"skiff.dev/scheduler/pkg/framework"
 )
 
 func TestOptions(t *testing.T) {
@@ -53,7 +56,25 @@ func TestDefaultProfileBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r) != len(DefaultPlugins()) {
-		t.Fatalf("%d plugins registered, %d in the default profile", len(r), len(DefaultPlugins()))
+	if len(r) != len(DefaultPlugins().MultiPoint.Enabled) {
+		t.Fatalf("%d plugins registered, %d in the default profile", len(r), len(DefaultPlugins().MultiPoint.Enabled))
+	}
+	f, err := framework.New(r, framework.Profile{SchedulerName: "default-scheduler", Plugins: DefaultPlugins()}, framework.NewHandle(framework.Listers{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Upstream v1.32's default score weights.
+	want := []string{"TaintToleration:3", "NodeAffinity:2", "NodeResourcesFit:1", "PodTopologySpread:2",
+		"InterPodAffinity:2", "NodeResourcesBalancedAllocation:1", "ImageLocality:1"}
+	if got := f.PluginNames()["Score"]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("score plugins = %v, want %v", got, want)
+	}
+	if got := f.PluginNames()["PostFilter"]; !reflect.DeepEqual(got, []string{"DefaultPreemption"}) {
+		t.Fatalf("post-filter plugins = %v", got)
+	}
+	wantFilters := []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+		"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}
+	if got := f.PluginNames()["Filter"]; !reflect.DeepEqual(got, wantFilters) {
+		t.Fatalf("filter plugins = %v, want %v", got, wantFilters)
 	}
 }

@@ -2,11 +2,15 @@ package app
 
 import (
 	"skiff.dev/scheduler/pkg/framework"
+	"skiff.dev/scheduler/pkg/plugins/defaultpreemption"
+	"skiff.dev/scheduler/pkg/plugins/imagelocality"
+	"skiff.dev/scheduler/pkg/plugins/interpodaffinity"
 	"skiff.dev/scheduler/pkg/plugins/nodeaffinity"
 	"skiff.dev/scheduler/pkg/plugins/nodename"
 	"skiff.dev/scheduler/pkg/plugins/nodeports"
 	"skiff.dev/scheduler/pkg/plugins/noderesources"
 	"skiff.dev/scheduler/pkg/plugins/nodeunschedulable"
+	"skiff.dev/scheduler/pkg/plugins/podtopologyspread"
 	"skiff.dev/scheduler/pkg/plugins/tainttoleration"
 )
 
@@ -14,13 +18,17 @@ import (
 func NewRegistry() (framework.Registry, error) {
 	r := framework.Registry{}
 	for name, f := range map[string]framework.Factory{
-		nodeunschedulable.Name:               nodeunschedulable.New,
-		nodename.Name:                        nodename.New,
-		tainttoleration.Name:                 tainttoleration.New,
-		nodeaffinity.Name:                    nodeaffinity.New,
-		nodeports.Name:                       nodeports.New,
+		nodeunschedulable.Name:               framework.NoArgs(nodeunschedulable.New),
+		nodename.Name:                        framework.NoArgs(nodename.New),
+		tainttoleration.Name:                 framework.NoArgs(tainttoleration.New),
+		nodeaffinity.Name:                    framework.NoArgs(nodeaffinity.New),
+		nodeports.Name:                       framework.NoArgs(nodeports.New),
 		noderesources.Name:                   noderesources.NewFit,
 		noderesources.BalancedAllocationName: noderesources.NewBalancedAllocation,
+		podtopologyspread.Name:               podtopologyspread.New,
+		interpodaffinity.Name:                interpodaffinity.New,
+		imagelocality.Name:                   imagelocality.New,
+		defaultpreemption.Name:               defaultpreemption.New,
 	} {
 		if err := r.Register(name, f); err != nil {
 			return nil, err
@@ -29,16 +37,21 @@ func NewRegistry() (framework.Registry, error) {
 	return r, nil
 }
 
-// DefaultPlugins is the default profile: upstream's filter order and
-// score weights.
-func DefaultPlugins() []framework.PluginConfig {
-	return []framework.PluginConfig{
+// DefaultPlugins is upstream v1.32's default profile (the plugins skiff
+// has), all in MultiPoint: upstream's order, which is the filter order,
+// and its score weights.
+func DefaultPlugins() framework.Plugins {
+	return framework.Plugins{MultiPoint: framework.PluginSet{Enabled: []framework.PluginRef{
 		{Name: nodeunschedulable.Name},
 		{Name: nodename.Name},
 		{Name: tainttoleration.Name, Weight: 3},
 		{Name: nodeaffinity.Name, Weight: 2},
 		{Name: nodeports.Name},
 		{Name: noderesources.Name, Weight: 1},
+		{Name: podtopologyspread.Name, Weight: 2},
+		{Name: interpodaffinity.Name, Weight: 2},
+		{Name: defaultpreemption.Name},
 		{Name: noderesources.BalancedAllocationName, Weight: 1},
-	}
+		{Name: imagelocality.Name, Weight: 1},
+	}}}
 }

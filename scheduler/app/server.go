@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,13 +17,13 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/component-base/leaderelection"
 	"skiff.dev/component-base/serving"
 	"skiff.dev/scheduler/pkg/framework"
+	"skiff.dev/scheduler/pkg/queue"
 	"skiff.dev/scheduler/pkg/scheduler"
 )
 
@@ -72,15 +73,36 @@ func (c *Config) Addr() string { return c.Server.Addr() }
 // Setup builds the clients, informers, framework and scheduler, and opens
 // the HTTPS listener.
 func Setup(ctx context.Context, o *Options) (*Config, error) {
+	registry, err := NewRegistry()
+	if err != nil {
+		return nil, err
+	}
+	set, err := o.complete(registry)
+	if err != nil {
+		return nil, err
+	}
 	restCfg, err := o.Client.RESTConfig("skiff-scheduler")
 	if err != nil {
 		return nil, err
 	}
-	return SetupWithConfig(ctx, o, restCfg)
+	return setup(ctx, o, restCfg, registry, set)
 }
 
-// SetupWithConfig is Setup with a ready client configuration (tests).
+// SetupWithConfig is Setup with a ready client configuration (tests); the
+// configuration file's client connection is not used.
 func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Config, error) {
+	registry, err := NewRegistry()
+	if err != nil {
+		return nil, err
+	}
+	set, err := o.complete(registry)
+	if err != nil {
+		return nil, err
+	}
+	return setup(ctx, o, restCfg, registry, set)
+}
+
+func setup(ctx context.Context, o *Options, restCfg *rest.Config, registry framework.Registry, set *settings) (*Config, error) {
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, err
@@ -89,19 +111,31 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := scheduler.NewMetrics(reg)
 
-	registry, err := NewRegistry()
-	if err != nil {
-		return nil, err
-	}
-	fwk, err := framework.New(o.SchedulerName, registry, DefaultPlugins())
-	if err != nil {
-		return nil, err
+	// The frameworks first, so that a bad configuration fails before any
+	// request to the API server; the listers follow discovery.
+	handle := framework.NewHandle(framework.Listers{})
+	nominator := framework.NewNominator()
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	var profiles []scheduler.Profile
+	for _, p := range set.profiles {
+		recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: p.SchedulerName})
+		fwk, err := framework.New(registry, p, handle, framework.WithClientSet(client), framework.WithEventRecorder(recorder),
+			framework.WithNominator(nominator))
+		if err != nil {
+			return nil, err
+		}
+		profiles = append(profiles, scheduler.Profile{Framework: fwk, Recorder: recorder})
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: o.SchedulerName})
+	l, err := listers(client.Discovery(), factory)
+	if err != nil {
+		return nil, err
+	}
+	handle.SetListers(l)
 	sched, err := scheduler.New(scheduler.Options{
-		Client: client, Informers: factory, Framework: fwk, Recorder: recorder, Metrics: m,
+		Client: client, Informers: factory, Profiles: profiles, Handle: handle, Nominator: nominator, Metrics: m,
+		Queue:                    queue.New(queue.WithGauges(m.SetPending), queue.WithBackoff(set.initialBackoff, set.maxBackoff)),
+		PercentageOfNodesToScore: set.percentageOfNodesToScore,
 	})
 	if err != nil {
 		return nil, err
@@ -134,8 +168,10 @@ func Run(ctx context.Context, c *Config) error {
 	c.Informers.Start(ctx.Done())
 	defer c.Informers.Shutdown()
 	g.Go(func() error {
-		if !cache.WaitForCacheSync(ctx.Done(), c.Informers.Core().V1().Pods().Informer().HasSynced, c.Informers.Core().V1().Nodes().Informer().HasSynced) {
-			return ctx.Err()
+		for typ, ok := range c.Informers.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return fmt.Errorf("the %v informer did not sync: %w", typ, ctx.Err())
+			}
 		}
 		c.synced.Store(true)
 		return leaderelection.Run(ctx, c.Options.LeaderElection, c.RESTConfig, &c.leading, c.Scheduler.Run)

@@ -23,14 +23,24 @@ type Cache struct {
 	nodes   map[string]*framework.NodeInfo
 	pods    map[types.UID]*podState
 	assumed map[types.UID]bool
+
+	// The last snapshot's copies, by node name, and its names in order;
+	// dirty names the nodes changed since, which the next Snapshot copies
+	// again (the others' copies are reused: snapshots are read-only).
+	snap  map[string]*framework.NodeInfo
+	names []string
+	dirty map[string]bool
 }
 
 // New returns an empty cache.
 func New() *Cache {
-	return &Cache{nodes: map[string]*framework.NodeInfo{}, pods: map[types.UID]*podState{}, assumed: map[types.UID]bool{}}
+	return &Cache{nodes: map[string]*framework.NodeInfo{}, pods: map[types.UID]*podState{}, assumed: map[types.UID]bool{},
+		snap: map[string]*framework.NodeInfo{}, dirty: map[string]bool{}}
 }
 
+// nodeInfo returns the node's entry, creating it, and marks it changed.
 func (c *Cache) nodeInfo(name string) *framework.NodeInfo {
+	c.dirty[name] = true
 	ni, ok := c.nodes[name]
 	if !ok {
 		ni = framework.NewNodeInfo()
@@ -57,6 +67,7 @@ func (c *Cache) RemoveNode(node *corev1.Node) {
 	if !ok {
 		return
 	}
+	c.dirty[node.Name] = true
 	ni.RemoveNode()
 	if len(ni.Pods) == 0 {
 		delete(c.nodes, node.Name)
@@ -72,6 +83,7 @@ func (c *Cache) removePodLocked(pod *corev1.Pod) {
 	if !ok {
 		return
 	}
+	c.dirty[pod.Spec.NodeName] = true
 	ni.RemovePod(pod)
 	if len(ni.Pods) == 0 && ni.Node() == nil {
 		delete(c.nodes, pod.Spec.NodeName)
@@ -153,18 +165,37 @@ func (c *Cache) RemovePod(pod *corev1.Pod) {
 	delete(c.assumed, pod.UID)
 }
 
-// Snapshot copies the nodes (those whose Node object is known), sorted by
-// name, for one scheduling cycle.
+// Snapshot returns copies of the nodes (those whose Node object is
+// known), sorted by name, for one scheduling cycle. Only nodes changed
+// since the last snapshot are copied again; the copies must not be
+// modified (clone one to change it).
 func (c *Cache) Snapshot() []*framework.NodeInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]*framework.NodeInfo, 0, len(c.nodes))
-	for _, ni := range c.nodes {
-		if ni.Node() != nil {
-			out = append(out, ni.Clone())
+	membership := false
+	for name := range c.dirty {
+		ni, ok := c.nodes[name]
+		_, had := c.snap[name]
+		if ok && ni.Node() != nil {
+			c.snap[name] = ni.Clone()
+			membership = membership || !had
+		} else if had {
+			delete(c.snap, name)
+			membership = true
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Node().Name < out[j].Node().Name })
+	clear(c.dirty)
+	if membership {
+		c.names = c.names[:0]
+		for name := range c.snap {
+			c.names = append(c.names, name)
+		}
+		sort.Strings(c.names)
+	}
+	out := make([]*framework.NodeInfo, len(c.names))
+	for i, name := range c.names {
+		out[i] = c.snap[name]
+	}
 	return out
 }
 

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"skiff.dev/scheduler/pkg/framework"
 )
 
 func node(name string) *corev1.Node {
@@ -117,4 +119,43 @@ func TestSnapshotIsACopy(t *testing.T) {
 	if snap[0].Requested.MilliCPU != 0 || len(snap[0].Pods) != 0 {
 		t.Fatal("snapshot changed with the cache")
 	}
+}
+
+func TestSnapshotCopiesOnlyChangedNodes(t *testing.T) {
+	c := New()
+	for _, n := range []string{"b", "a", "c"} {
+		c.AddNode(node(n))
+	}
+	first := c.Snapshot()
+	if len(first) != 3 || first[0].Node().Name != "a" || first[2].Node().Name != "c" {
+		t.Fatalf("first snapshot: %v", names(first))
+	}
+	if err := c.AssumePod(pod("p", "b", "500m")); err != nil {
+		t.Fatal(err)
+	}
+	second := c.Snapshot()
+	if second[0] != first[0] || second[2] != first[2] {
+		t.Fatal("unchanged nodes were copied again")
+	}
+	if second[1] == first[1] || second[1].Requested.MilliCPU != 500 || first[1].Requested.MilliCPU != 0 {
+		t.Fatalf("changed node: first %d, second %d", first[1].Requested.MilliCPU, second[1].Requested.MilliCPU)
+	}
+	c.RemoveNode(node("a"))
+	c.AddNode(node("d"))
+	c.AddPod(pod("q", "z", "1")) // a node without a Node object is not listed
+	third := c.Snapshot()
+	if got := names(third); len(got) != 3 || got[0] != "b" || got[1] != "c" || got[2] != "d" {
+		t.Fatalf("third snapshot: %v", got)
+	}
+	if len(second) != 3 || second[0].Node().Name != "a" {
+		t.Fatal("a later snapshot changed an earlier one")
+	}
+}
+
+func names(nis []*framework.NodeInfo) []string {
+	var out []string
+	for _, ni := range nis {
+		out = append(out, ni.Node().Name)
+	}
+	return out
 }

@@ -7,5 +7,6 @@
 //	AssumePod -> (binding succeeds) FinishBinding -> AddPod from the informer confirms it
 //	AssumePod -> (binding fails) ForgetPod
 //
-// Snapshot copies the nodes for one scheduling cycle.
+// Snapshot gives one scheduling cycle read-only copies of the nodes; only
+// the nodes changed since the previous snapshot are copied again.
 package cache

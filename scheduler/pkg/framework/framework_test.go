@@ -2,7 +2,11 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -119,17 +123,18 @@ func TestFramework(t *testing.T) {
 		&fakeScore{name: "S2", scores: map[string]int64{"a": 50, "c": 0}},
 	} {
 		p := p
-		if err := r.Register(p.Name(), func() (Plugin, error) { return p, nil }); err != nil {
+		if err := r.Register(p.Name(), NoArgs(func() (Plugin, error) { return p, nil })); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := r.Register("F1", nil); err == nil {
 		t.Fatal("registering twice succeeded")
 	}
-	if _, err := New("x", r, []PluginConfig{{Name: "missing"}}); err == nil {
+	h := NewHandle(Listers{})
+	if _, err := New(r, multiPoint("x", PluginRef{Name: "missing"}), h); err == nil {
 		t.Fatal("an unknown plugin was accepted")
 	}
-	f, err := New("default-scheduler", r, []PluginConfig{{Name: "F1"}, {Name: "F2"}, {Name: "S1", Weight: 3}, {Name: "S2"}})
+	f, err := New(r, multiPoint("default-scheduler", PluginRef{Name: "F1"}, PluginRef{Name: "F2"}, PluginRef{Name: "S1", Weight: 3}, PluginRef{Name: "S2"}), h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,9 +158,145 @@ func TestFramework(t *testing.T) {
 		t.Fatalf("host = %q, %v", host, err)
 	}
 	// Scores out of range are an error.
-	bad, _ := New("x", Registry{"S": func() (Plugin, error) { return &fakeScore{name: "S", scores: map[string]int64{"a": 101}}, nil }}, []PluginConfig{{Name: "S"}})
+	bad, _ := New(Registry{"S": NoArgs(func() (Plugin, error) { return &fakeScore{name: "S", scores: map[string]int64{"a": 101}}, nil })}, multiPoint("x", PluginRef{Name: "S"}), h)
 	if _, st := bad.RunScorePlugins(ctx, state, pod, []*NodeInfo{nodeInfo("a")}); st.Code() != Error {
 		t.Fatalf("out-of-range score: %v", st.Code())
+	}
+}
+
+func multiPoint(name string, refs ...PluginRef) Profile {
+	return Profile{SchedulerName: name, Plugins: Plugins{MultiPoint: PluginSet{Enabled: refs}}}
+}
+
+// fakeAll implements PreFilter, Filter, PreScore and Score; its PreFilter
+// and PreScore return Skip when told to.
+type fakeAll struct {
+	name                  string
+	skipFilter, skipScore bool
+	filtered, scored      int
+}
+
+func (f *fakeAll) Name() string { return f.name }
+func (f *fakeAll) PreFilter(context.Context, *CycleState, *corev1.Pod) *Status {
+	if f.skipFilter {
+		return NewStatus(Skip)
+	}
+	return nil
+}
+func (f *fakeAll) Filter(context.Context, *CycleState, *corev1.Pod, *NodeInfo) *Status {
+	f.filtered++
+	return nil
+}
+func (f *fakeAll) PreScore(context.Context, *CycleState, *corev1.Pod, []*NodeInfo) *Status {
+	if f.skipScore {
+		return NewStatus(Skip)
+	}
+	return nil
+}
+func (f *fakeAll) Score(context.Context, *CycleState, *corev1.Pod, *NodeInfo) (int64, *Status) {
+	f.scored++
+	return 1, nil
+}
+func (f *fakeAll) ScoreExtensions() ScoreExtensions { return nil }
+
+func TestMultiPointExpansion(t *testing.T) {
+	r := Registry{}
+	for _, n := range []string{"A", "B", "C"} {
+		n := n
+		r[n] = NoArgs(func() (Plugin, error) { return &fakeAll{name: n}, nil })
+	}
+	r["F"] = NoArgs(func() (Plugin, error) { return &fakeFilter{name: "F"}, nil })
+	r["Args"] = func(args json.RawMessage, _ Handle) (Plugin, error) {
+		if string(args) != `{"x":1}` {
+			return nil, fmt.Errorf("args = %s", args)
+		}
+		return &fakeAll{name: "Args"}, nil
+	}
+	defaults := []PluginRef{{Name: "A", Weight: 3}, {Name: "B", Weight: 2}}
+	tests := []struct {
+		name    string
+		plugins Plugins
+		args    map[string]json.RawMessage
+		want    map[string][]string
+		wantErr string
+	}{
+		{name: "multipoint everywhere with weights", plugins: Plugins{MultiPoint: PluginSet{Enabled: defaults}},
+			want: map[string][]string{"PreFilter": {"A", "B"}, "Filter": {"A", "B"}, "PreScore": {"A", "B"}, "Score": {"A:3", "B:2"}}},
+		{name: "score disabled with star, one re-enabled with a weight", plugins: Plugins{
+			MultiPoint: PluginSet{Enabled: defaults},
+			Score:      PluginSet{Disabled: []PluginRef{{Name: "*"}}, Enabled: []PluginRef{{Name: "B", Weight: 7}}},
+		}, want: map[string][]string{"PreFilter": {"A", "B"}, "Filter": {"A", "B"}, "PreScore": {"A", "B"}, "Score": {"B:7"}}},
+		{name: "disabled by name at one point", plugins: Plugins{
+			MultiPoint: PluginSet{Enabled: defaults},
+			Filter:     PluginSet{Disabled: []PluginRef{{Name: "A"}}},
+		}, want: map[string][]string{"PreFilter": {"A", "B"}, "Filter": {"B"}, "PreScore": {"A", "B"}, "Score": {"A:3", "B:2"}}},
+		{name: "specific override comes first", plugins: Plugins{
+			MultiPoint: PluginSet{Enabled: defaults},
+			Filter:     PluginSet{Enabled: []PluginRef{{Name: "F"}, {Name: "B"}}},
+		}, want: map[string][]string{"PreFilter": {"A", "B"}, "Filter": {"B", "A", "F"}, "PreScore": {"A", "B"}, "Score": {"A:3", "B:2"}}},
+		{name: "args reach the factory", plugins: Plugins{MultiPoint: PluginSet{Enabled: []PluginRef{{Name: "Args"}}}},
+			args: map[string]json.RawMessage{"Args": json.RawMessage(`{"x":1}`)},
+			want: map[string][]string{"PreFilter": {"Args"}, "Filter": {"Args"}, "PreScore": {"Args"}, "Score": {"Args:1"}}},
+		{name: "bad args", plugins: Plugins{MultiPoint: PluginSet{Enabled: []PluginRef{{Name: "Args"}}}},
+			args: map[string]json.RawMessage{"Args": json.RawMessage(`{"x":2}`)}, wantErr: `building plugin "Args": args = {"x":2}`},
+		{name: "args for a plugin without any", plugins: Plugins{MultiPoint: PluginSet{Enabled: []PluginRef{{Name: "A"}}}},
+			args: map[string]json.RawMessage{"A": json.RawMessage(`{}`)}, wantErr: "takes no arguments"},
+		{name: "score for a filter-only plugin", plugins: Plugins{Score: PluginSet{Enabled: []PluginRef{{Name: "F"}}}},
+			wantErr: `plugin "F" does not extend Score plugin`},
+		{name: "twice in multipoint", plugins: Plugins{MultiPoint: PluginSet{Enabled: []PluginRef{{Name: "A"}, {Name: "A"}}}},
+			wantErr: "already registered"},
+		{name: "negative weight", plugins: Plugins{MultiPoint: PluginSet{Enabled: []PluginRef{{Name: "A", Weight: -1}}}},
+			wantErr: "must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := New(r, Profile{SchedulerName: "p", Plugins: tt.plugins, PluginArgs: tt.args}, NewHandle(Listers{}))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.PluginNames(); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("plugins = %v\nwant      %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSkipStatus(t *testing.T) {
+	a := &fakeAll{name: "A", skipFilter: true, skipScore: true}
+	b := &fakeAll{name: "B"}
+	r := Registry{"A": NoArgs(func() (Plugin, error) { return a, nil }), "B": NoArgs(func() (Plugin, error) { return b, nil })}
+	f, err := New(r, multiPoint("p", PluginRef{Name: "A"}, PluginRef{Name: "B"}), NewHandle(Listers{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, state, pod := context.Background(), NewCycleState(), &corev1.Pod{}
+	nodes := []*NodeInfo{nodeInfo("a"), nodeInfo("b")}
+	if st := f.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+		t.Fatal(st.Message())
+	}
+	for _, n := range nodes {
+		if st := f.RunFilterPlugins(ctx, state, pod, n); !st.IsSuccess() {
+			t.Fatal(st.Message())
+		}
+	}
+	if st := f.RunPreScorePlugins(ctx, state, pod, nodes); !st.IsSuccess() {
+		t.Fatal(st.Message())
+	}
+	scores, st := f.RunScorePlugins(ctx, state, pod, nodes)
+	if !st.IsSuccess() {
+		t.Fatal(st.Message())
+	}
+	if a.filtered != 0 || a.scored != 0 || b.filtered != 2 || b.scored != 2 {
+		t.Fatalf("skipped plugin ran: A filtered %d scored %d, B filtered %d scored %d", a.filtered, a.scored, b.filtered, b.scored)
+	}
+	if scores[0].Score != 1 || scores[1].Score != 1 {
+		t.Fatalf("scores = %v, want only B's 1 each", scores)
 	}
 }
 

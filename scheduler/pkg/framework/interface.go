@@ -194,3 +194,34 @@ func DefaultNormalizeScore(maxPriority int64, reverse bool, scores NodeScoreList
 	}
 	return nil
 }
+
+// PreScorePlugin runs once per pod with the feasible nodes before the
+// Score plugins; it may compute state the scorers read. Returning Skip
+// skips the plugin's Score for this pod (it scores 0 everywhere).
+type PreScorePlugin interface {
+	Plugin
+	PreScore(ctx context.Context, state *CycleState, pod *corev1.Pod, nodes []*NodeInfo) *Status
+}
+
+// PreFilterExtensions is implemented by PreFilter plugins whose cycle
+// state depends on the pods on the nodes: AddPod and RemovePod update that
+// state when preemption considers removing pods from a node.
+type PreFilterExtensions interface {
+	AddPod(ctx context.Context, state *CycleState, podToSchedule *corev1.Pod, podToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, podToSchedule *corev1.Pod, podToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+}
+
+// PostFilterResult is what a PostFilter plugin decided: the pod's
+// status.nominatedNodeName is set to NominatedNodeName (cleared when
+// empty), the node it may run on once the plugin's actions (preemption)
+// took effect.
+type PostFilterResult struct {
+	NominatedNodeName string
+}
+
+// PostFilterPlugin runs when no node passed the filters, with each
+// node's rejection (preemption).
+type PostFilterPlugin interface {
+	Plugin
+	PostFilter(ctx context.Context, state *CycleState, pod *corev1.Pod, nodeStatus map[string]*Status) (*PostFilterResult, *Status)
+}

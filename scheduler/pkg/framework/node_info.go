@@ -13,15 +13,25 @@ type PodInfo struct {
 	// NonZeroRequests is the cpu and memory used for scoring, with
 	// defaults for containers that request nothing.
 	NonZeroRequests *Resource
+	// The pod's inter-pod (anti-)affinity terms, parsed once.
+	RequiredAffinityTerms      []AffinityTerm
+	RequiredAntiAffinityTerms  []AffinityTerm
+	PreferredAffinityTerms     []WeightedAffinityTerm
+	PreferredAntiAffinityTerms []WeightedAffinityTerm
+	// ParseError is set when a term's selector did not parse; that term is
+	// left out of the lists above.
+	ParseError error
 }
 
-// NewPodInfo computes a pod's requests.
+// NewPodInfo computes a pod's requests and parses its affinity terms.
 func NewPodInfo(pod *corev1.Pod) *PodInfo {
-	return &PodInfo{
+	pi := &PodInfo{
 		Pod:             pod,
 		Requests:        NewResource(PodRequests(pod, nil)),
 		NonZeroRequests: NewResource(PodRequests(pod, NonZeroDefaults())),
 	}
+	pi.parseAffinity()
+	return pi
 }
 
 // ProtocolPort is one host port.
@@ -99,6 +109,13 @@ type NodeInfo struct {
 	NonZeroRequested *Resource
 	Allocatable      *Resource
 	UsedPorts        HostPortInfo
+	// PodsWithAffinity are the pods with pod affinity or anti-affinity;
+	// PodsWithRequiredAntiAffinity those with required anti-affinity terms.
+	PodsWithAffinity             []*PodInfo
+	PodsWithRequiredAntiAffinity []*PodInfo
+	// ImageSizes maps each image name in node.status.images to its size;
+	// it is replaced, never modified, so clones share it.
+	ImageSizes map[string]int64
 }
 
 // NewNodeInfo returns a NodeInfo with the given pods.
@@ -117,6 +134,20 @@ func (n *NodeInfo) Node() *corev1.Node { return n.node }
 func (n *NodeInfo) SetNode(node *corev1.Node) {
 	n.node = node
 	n.Allocatable = NewResource(node.Status.Allocatable)
+	n.ImageSizes = imageSizes(node)
+}
+
+func imageSizes(node *corev1.Node) map[string]int64 {
+	if len(node.Status.Images) == 0 {
+		return nil
+	}
+	m := make(map[string]int64, len(node.Status.Images))
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			m[name] = img.SizeBytes
+		}
+	}
+	return m
 }
 
 // RemoveNode forgets the node object, keeping the pods.
@@ -128,14 +159,35 @@ func (n *NodeInfo) AddPod(pod *corev1.Pod) { n.AddPodInfo(NewPodInfo(pod)) }
 // AddPodInfo adds a pod with precomputed requests.
 func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
 	n.Pods = append(n.Pods, pi)
+	if pi.hasAffinity() {
+		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
+	}
+	if pi.hasRequiredAntiAffinity() {
+		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
+	}
 	n.update(pi, 1)
+}
+
+// removeFrom returns list without the pod with uid; it copies, because
+// clones share the backing arrays.
+func removeFrom(list []*PodInfo, uid types.UID) []*PodInfo {
+	for i, pi := range list {
+		if pi.Pod.UID == uid {
+			out := make([]*PodInfo, 0, len(list)-1)
+			out = append(out, list[:i]...)
+			return append(out, list[i+1:]...)
+		}
+	}
+	return list
 }
 
 // RemovePod removes the pod with the pod's UID; false if absent.
 func (n *NodeInfo) RemovePod(pod *corev1.Pod) bool {
-	for i, pi := range n.Pods {
+	for _, pi := range n.Pods {
 		if pi.Pod.UID == pod.UID {
-			n.Pods = append(n.Pods[:i], n.Pods[i+1:]...)
+			n.Pods = removeFrom(n.Pods, pod.UID)
+			n.PodsWithAffinity = removeFrom(n.PodsWithAffinity, pod.UID)
+			n.PodsWithRequiredAntiAffinity = removeFrom(n.PodsWithRequiredAntiAffinity, pod.UID)
 			n.update(pi, -1)
 			return true
 		}
@@ -176,11 +228,14 @@ func (n *NodeInfo) Clone() *NodeInfo {
 	c := &NodeInfo{
 		node:             n.node,
 		Pods:             append([]*PodInfo(nil), n.Pods...),
+		PodsWithAffinity: append([]*PodInfo(nil), n.PodsWithAffinity...),
+		ImageSizes:       n.ImageSizes,
 		Requested:        n.Requested.Clone(),
 		NonZeroRequested: n.NonZeroRequested.Clone(),
 		Allocatable:      n.Allocatable.Clone(),
 		UsedPorts:        HostPortInfo{},
 	}
+	c.PodsWithRequiredAntiAffinity = append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...)
 	for ip, m := range n.UsedPorts {
 		c.UsedPorts[ip] = make(map[ProtocolPort]int, len(m))
 		for k, v := range m {

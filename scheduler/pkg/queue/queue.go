@@ -271,6 +271,18 @@ func (q *Queue) MoveAllToActiveOrBackoffQueue() {
 	q.moveRequestCycle = q.schedulingCycle
 }
 
+// MoveToActiveOrBackoffQueueIf moves the unschedulable pods for which
+// pred holds, as MoveAllToActiveOrBackoffQueue does.
+func (q *Queue) MoveToActiveOrBackoffQueueIf(pred func(*corev1.Pod) bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.unschedulable) == 0 {
+		return
+	}
+	q.moveAllLocked(func(p *QueuedPodInfo) bool { return pred(p.Pod) })
+	q.moveRequestCycle = q.schedulingCycle
+}
+
 func (q *Queue) moveAllLocked(pred func(*QueuedPodInfo) bool) {
 	moved := false
 	for key, p := range q.unschedulable {

@@ -27,40 +27,79 @@ import (
 // ErrNoNodesAvailable is upstream's error when the cluster has no nodes.
 var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
 
-// Scheduler schedules the pods of one profile.
+// Profile is a framework with the event recorder of its scheduler name.
+type Profile struct {
+	Framework *framework.Framework
+	Recorder  record.EventRecorder
+}
+
+// Scheduler schedules the pods of its profiles, one pod at a time; a pod
+// goes to the profile named by its spec.schedulerName.
 type Scheduler struct {
 	client    kubernetes.Interface
-	fwk       *framework.Framework
+	profiles  map[string]Profile
+	handle    *framework.StaticHandle
+	nominator *framework.Nominator
 	cache     *schedcache.Cache
 	queue     *queue.Queue
-	recorder  record.EventRecorder
 	metrics   *Metrics
 	podLister corelisters.PodLister
 	rnd       *rand.Rand
 	binds     sync.WaitGroup
+	// percentage is the scheduler-wide percentageOfNodesToScore (0:
+	// upstream's adaptive default).
+	percentage int32
+	// nextStartNodeIndex rotates where filtering starts, so that stopping
+	// early does not always favour the same nodes.
+	nextStartNodeIndex int
 }
 
 // Options configure New.
 type Options struct {
 	Client    kubernetes.Interface
 	Informers informers.SharedInformerFactory
-	Framework *framework.Framework
-	Recorder  record.EventRecorder
-	Metrics   *Metrics
-	Queue     *queue.Queue
+	Profiles  []Profile
+	// Handle is the one the profiles' plugins were built with; the
+	// scheduler sets its snapshot before each cycle.
+	Handle  *framework.StaticHandle
+	Metrics *Metrics
+	Queue   *queue.Queue
+	// PercentageOfNodesToScore is the scheduler-wide setting, 0..100.
+	PercentageOfNodesToScore int32
+	// Nominator is the one the profiles were built with (WithNominator);
+	// the scheduler keeps it up to date with the pods' nominations.
+	Nominator *framework.Nominator
 }
 
 // New builds a scheduler and registers its informer handlers.
 func New(o Options) (*Scheduler, error) {
+	if len(o.Profiles) == 0 {
+		return nil, errors.New("at least one profile is required")
+	}
+	if o.Handle == nil {
+		return nil, errors.New("the handle the profiles were built with is required")
+	}
+	if o.Nominator == nil {
+		o.Nominator = framework.NewNominator()
+	}
 	s := &Scheduler{
-		client:    o.Client,
-		fwk:       o.Framework,
-		cache:     schedcache.New(),
-		queue:     o.Queue,
-		recorder:  o.Recorder,
-		metrics:   o.Metrics,
-		podLister: o.Informers.Core().V1().Pods().Lister(),
-		rnd:       rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
+		client:     o.Client,
+		profiles:   map[string]Profile{},
+		handle:     o.Handle,
+		nominator:  o.Nominator,
+		cache:      schedcache.New(),
+		queue:      o.Queue,
+		metrics:    o.Metrics,
+		podLister:  o.Informers.Core().V1().Pods().Lister(),
+		rnd:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
+		percentage: o.PercentageOfNodesToScore,
+	}
+	for _, p := range o.Profiles {
+		name := p.Framework.ProfileName()
+		if _, dup := s.profiles[name]; dup {
+			return nil, fmt.Errorf("two profiles are named %q", name)
+		}
+		s.profiles[name] = p
 	}
 	if s.queue == nil {
 		s.queue = queue.New(queue.WithGauges(o.Metrics.SetPending))
@@ -81,7 +120,8 @@ func terminal(p *corev1.Pod) bool {
 }
 
 func (s *Scheduler) responsibleFor(p *corev1.Pod) bool {
-	return p.Spec.SchedulerName == s.fwk.ProfileName()
+	_, ok := s.profiles[p.Spec.SchedulerName]
+	return ok
 }
 
 func podOf(obj any) *corev1.Pod {
@@ -115,7 +155,14 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 			return p != nil && assigned(p) && !terminal(p)
 		},
 		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) { s.cache.AddPod(podOf(obj)) },
+			AddFunc: func(obj any) {
+				p := podOf(obj)
+				s.cache.AddPod(p)
+				s.nominator.Delete(p.UID)
+				// A new pod may satisfy a waiting pod's affinity or even out
+				// its spread.
+				s.queue.MoveToActiveOrBackoffQueueIf(dependsOnOtherPods)
+			},
 			UpdateFunc: func(oldObj, newObj any) {
 				s.cache.UpdatePod(podOf(oldObj), podOf(newObj))
 			},
@@ -139,12 +186,19 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 				len(p.Spec.SchedulingGates) == 0
 		},
 		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) { s.queue.Add(podOf(obj)) },
+			AddFunc: func(obj any) {
+				p := podOf(obj)
+				s.nominator.Set(p, p.Status.NominatedNodeName)
+				s.queue.Add(p)
+			},
 			UpdateFunc: func(oldObj, newObj any) {
-				s.queue.Update(podOf(oldObj), podOf(newObj))
+				p := podOf(newObj)
+				s.nominator.Set(p, p.Status.NominatedNodeName)
+				s.queue.Update(podOf(oldObj), p)
 			},
 			DeleteFunc: func(obj any) {
 				if p := podOf(obj); p != nil {
+					s.nominator.Delete(p.UID)
 					s.queue.Delete(p)
 				}
 			},
@@ -171,6 +225,13 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 		},
 	})
 	return err
+}
+
+// dependsOnOtherPods is true for pods whose placement depends on where
+// other pods are: inter-pod affinity or topology spread constraints.
+func dependsOnOtherPods(p *corev1.Pod) bool {
+	a := p.Spec.Affinity
+	return len(p.Spec.TopologySpreadConstraints) > 0 || (a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil))
 }
 
 func nodeSchedulingPropertiesChanged(o, n *corev1.Node) bool {
@@ -249,29 +310,38 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 		s.queue.Done(pod)
 		return
 	}
+	prof, ok := s.profiles[pod.Spec.SchedulerName]
+	if !ok {
+		logger.Error(nil, "No profile for the pod's scheduler name", "schedulerName", pod.Spec.SchedulerName)
+		s.queue.Done(pod)
+		return
+	}
 	start := time.Now()
 	cycle := s.queue.SchedulingCycle()
 	state := framework.NewCycleState()
-	host, err := s.schedulePod(ctx, state, pod)
+	host, err := s.schedulePod(ctx, prof.Framework, state, pod)
 	s.metrics.SchedulingLatency.WithLabelValues().Observe(time.Since(start).Seconds())
 	if err != nil {
 		var fitErr *framework.FitError
+		var nominate *framework.PostFilterResult
 		result := "error"
 		if errors.As(err, &fitErr) {
 			result = "unschedulable"
+			nominate = s.runPostFilter(ctx, prof.Framework, state, pod, fitErr)
 			logger.V(2).Info("Unable to schedule pod; no fit; waiting", "err", err)
 		} else {
 			logger.Error(err, "Error scheduling pod; retrying")
 		}
-		s.observe(result, start)
-		s.handleFailure(ctx, qpi, err, result == "unschedulable", cycle)
+		s.observe(prof, result, start)
+		s.handleFailure(ctx, prof, qpi, err, result == "unschedulable", cycle, nominate)
 		return
 	}
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = host
+	s.nominator.Delete(pod.UID)
 	if err := s.cache.AssumePod(assumed); err != nil {
-		s.observe("error", start)
-		s.handleFailure(ctx, qpi, err, false, cycle)
+		s.observe(prof, "error", start)
+		s.handleFailure(ctx, prof, qpi, err, false, cycle, nil)
 		return
 	}
 	s.binds.Add(1)
@@ -280,59 +350,133 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 		if err := s.bind(ctx, assumed, host); err != nil {
 			s.cache.ForgetPod(assumed)
 			logger.Error(err, "Failed to bind pod", "node", host)
-			s.observe("error", start)
-			s.handleFailure(ctx, qpi, err, false, cycle)
+			s.observe(prof, "error", start)
+			s.handleFailure(ctx, prof, qpi, err, false, cycle, nil)
 			return
 		}
 		s.cache.FinishBinding(assumed)
 		s.queue.Done(pod)
-		s.observe("scheduled", start)
+		s.observe(prof, "scheduled", start)
 		logger.V(2).Info("Successfully bound pod to node", "node", host)
-		s.recorder.Eventf(assumed, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %v/%v to %v", pod.Namespace, pod.Name, host)
+		prof.Recorder.Eventf(assumed, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %v/%v to %v", pod.Namespace, pod.Name, host)
 	}()
 }
 
-func (s *Scheduler) observe(result string, start time.Time) {
-	s.metrics.ScheduleAttempts.WithLabelValues(result, s.fwk.ProfileName()).Inc()
-	s.metrics.AttemptDuration.WithLabelValues(result, s.fwk.ProfileName()).Observe(time.Since(start).Seconds())
+// runPostFilter runs the PostFilter plugins (preemption) for a pod that
+// fits nowhere, adds what they said to the error and returns the
+// nomination to record, if any.
+func (s *Scheduler) runPostFilter(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *corev1.Pod, fitErr *framework.FitError) *framework.PostFilterResult {
+	if !fwk.HasPostFilterPlugins() {
+		return nil
+	}
+	result, st := fwk.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
+	fitErr.Diagnosis.PostFilterMsg = st.Message()
+	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod))
+	if st.Code() == framework.Error {
+		logger.Error(st.AsError(), "Running PostFilter plugins", "plugin", st.Plugin())
+	} else if result != nil && result.NominatedNodeName != "" {
+		logger.V(2).Info("Preempted pods to make room; nominating node", "node", result.NominatedNodeName)
+	}
+	return result
+}
+
+func (s *Scheduler) observe(prof Profile, result string, start time.Time) {
+	name := prof.Framework.ProfileName()
+	s.metrics.ScheduleAttempts.WithLabelValues(result, name).Inc()
+	s.metrics.AttemptDuration.WithLabelValues(result, name).Observe(time.Since(start).Seconds())
+}
+
+// Upstream's bounds for how many feasible nodes a cycle looks for.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// numFeasibleNodesToFind is upstream's: all nodes in small clusters,
+// otherwise the profile's (or the scheduler's) percentage of them, by
+// default 50% less 1% per 125 nodes but at least 5%, and never fewer than
+// 100.
+func (s *Scheduler) numFeasibleNodesToFind(profilePercentage *int32, numAllNodes int) int {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	percentage := s.percentage
+	if profilePercentage != nil {
+		percentage = *profilePercentage
+	}
+	if percentage == 0 {
+		percentage = int32(50 - numAllNodes/125)
+		if percentage < minFeasibleNodesPercentageToFind {
+			percentage = minFeasibleNodesPercentageToFind
+		}
+	}
+	n := numAllNodes * int(percentage) / 100
+	if n < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return n
 }
 
 // schedulePod filters and scores the snapshot's nodes and returns the best.
-func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState, pod *corev1.Pod) (string, error) {
+func (s *Scheduler) schedulePod(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *corev1.Pod) (string, error) {
 	nodes := s.cache.Snapshot()
 	if len(nodes) == 0 {
 		return "", ErrNoNodesAvailable
 	}
-	if st := s.fwk.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+	s.handle.SetSnapshot(framework.NewSnapshot(nodes))
+	if st := fwk.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
 		if st.IsRejected() {
-			return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: framework.Diagnosis{PreFilterMsg: st.Message()}}
+			diag := framework.Diagnosis{PreFilterMsg: st.Message(), NodeToStatus: make(map[string]*framework.Status, len(nodes))}
+			for _, ni := range nodes {
+				diag.NodeToStatus[ni.Node().Name] = st
+			}
+			return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diag}
 		}
 		return "", st.AsError()
 	}
+	feasible, diag, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, nodes)
+	if err != nil {
+		return "", err
+	}
+	if len(feasible) == 0 {
+		return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diag}
+	}
+	if len(feasible) == 1 || !fwk.HasScorePlugins() {
+		return feasible[0].Node().Name, nil
+	}
+	if st := fwk.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
+		return "", fmt.Errorf("running PreScore plugin %q: %w", st.Plugin(), st.AsError())
+	}
+	scores, st := fwk.RunScorePlugins(ctx, state, pod, feasible)
+	if !st.IsSuccess() {
+		return "", st.AsError()
+	}
+	return framework.SelectHost(scores, s.rnd)
+}
+
+// findNodesThatPassFilters runs the filters from a rotating start until
+// enough feasible nodes are found, recording why the others failed.
+func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *framework.Framework, state *framework.CycleState, pod *corev1.Pod, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, framework.Diagnosis, error) {
 	diag := framework.Diagnosis{NodeToStatus: map[string]*framework.Status{}}
-	var feasible []*framework.NodeInfo
-	for _, ni := range nodes {
-		st := s.fwk.RunFilterPlugins(ctx, state, pod, ni)
+	want := s.numFeasibleNodesToFind(fwk.PercentageOfNodesToScore(), len(nodes))
+	feasible := make([]*framework.NodeInfo, 0, want)
+	start := s.nextStartNodeIndex % len(nodes)
+	processed := 0
+	for i := 0; i < len(nodes) && len(feasible) < want; i++ {
+		ni := nodes[(start+i)%len(nodes)]
+		processed++
+		st := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
 		switch {
 		case st.IsSuccess():
 			feasible = append(feasible, ni)
 		case st.IsRejected():
 			diag.NodeToStatus[ni.Node().Name] = st
 		default:
-			return "", fmt.Errorf("running filter plugin %q on node %q: %w", st.Plugin(), ni.Node().Name, st.AsError())
+			return nil, diag, fmt.Errorf("running filter plugin %q on node %q: %w", st.Plugin(), ni.Node().Name, st.AsError())
 		}
 	}
-	if len(feasible) == 0 {
-		return "", &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diag}
-	}
-	if len(feasible) == 1 || !s.fwk.HasScorePlugins() {
-		return feasible[0].Node().Name, nil
-	}
-	scores, st := s.fwk.RunScorePlugins(ctx, state, pod, feasible)
-	if !st.IsSuccess() {
-		return "", st.AsError()
-	}
-	return framework.SelectHost(scores, s.rnd)
+	s.nextStartNodeIndex = (start + processed) % len(nodes)
+	return feasible, diag, nil
 }
 
 func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, host string) error {
@@ -347,7 +491,7 @@ func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, host string) erro
 }
 
 // handleFailure records why the pod was not scheduled and puts it back.
-func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo, schedErr error, unschedulable bool, cycle int64) {
+func (s *Scheduler) handleFailure(ctx context.Context, prof Profile, qpi *queue.QueuedPodInfo, schedErr error, unschedulable bool, cycle int64, nominate *framework.PostFilterResult) {
 	pod := qpi.Pod
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod))
 	cur, err := s.podLister.Pods(pod.Namespace).Get(pod.Name)
@@ -369,14 +513,17 @@ func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo,
 	if unschedulable {
 		reason = corev1.PodReasonUnschedulable
 	}
-	s.recorder.Event(cur, corev1.EventTypeWarning, "FailedScheduling", msg)
-	if err := s.setPodScheduledFalse(ctx, cur, reason, msg); err != nil {
+	prof.Recorder.Event(cur, corev1.EventTypeWarning, "FailedScheduling", msg)
+	if err := s.setPodScheduledFalse(ctx, cur, reason, msg, nominate); err != nil {
 		logger.Error(err, "Failed to update the PodScheduled condition")
+	} else if nominate != nil {
+		s.nominator.Set(cur, nominate.NominatedNodeName)
 	}
 }
 
-// setPodScheduledFalse writes PodScheduled=False unless it already says so.
-func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *corev1.Pod, reason, msg string) error {
+// setPodScheduledFalse writes PodScheduled=False unless it already says
+// so, and status.nominatedNodeName when nominate is set.
+func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *corev1.Pod, reason, msg string, nominate *framework.PostFilterResult) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := s.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
@@ -392,7 +539,11 @@ func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *corev1.Pod, r
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: reason, Message: msg,
 			LastTransitionTime: metav1.Now(),
 		}
-		found := false
+		found, nominationChanged := false, false
+		if nominate != nil && cur.Status.NominatedNodeName != nominate.NominatedNodeName {
+			cur.Status.NominatedNodeName = nominate.NominatedNodeName
+			nominationChanged = true
+		}
 		for i := range cur.Status.Conditions {
 			c := &cur.Status.Conditions[i]
 			if c.Type != corev1.PodScheduled {
@@ -400,7 +551,10 @@ func (s *Scheduler) setPodScheduledFalse(ctx context.Context, pod *corev1.Pod, r
 			}
 			found = true
 			if c.Status == cond.Status && c.Reason == cond.Reason && c.Message == cond.Message {
-				return nil
+				if !nominationChanged {
+					return nil
+				}
+				break
 			}
 			if c.Status == cond.Status {
 				cond.LastTransitionTime = c.LastTransitionTime

@@ -64,3 +64,29 @@ func TestTruncateMessage(t *testing.T) {
 		})
 	}
 }
+
+func TestNumFeasibleNodesToFind(t *testing.T) {
+	p := func(v int32) *int32 { return &v }
+	tests := []struct {
+		name    string
+		global  int32
+		profile *int32
+		nodes   int
+		want    int
+	}{
+		{name: "small cluster: all", nodes: 99, want: 99},
+		{name: "adaptive at 1000 nodes: 42%", nodes: 1000, want: 420},
+		{name: "adaptive floor of 5%", nodes: 6000, want: 300},
+		{name: "never fewer than 100", nodes: 150, global: 10, want: 100},
+		{name: "global setting", nodes: 1000, global: 70, want: 700},
+		{name: "profile setting wins", nodes: 1000, global: 70, profile: p(100), want: 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Scheduler{percentage: tt.global}
+			if got := s.numFeasibleNodesToFind(tt.profile, tt.nodes); got != tt.want {
+				t.Fatalf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

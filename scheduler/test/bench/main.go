@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	apiserver "skiff.dev/apiserver/pkg/server"
@@ -136,7 +137,7 @@ func run(nNodes, nPods, clients int, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer w.Stop()
+	defer func() { w.Stop() }()
 
 	opts := app.NewOptions()
 	opts.LeaderElection.LeaderElect = false
@@ -160,7 +161,12 @@ func run(nNodes, nPods, clients int, timeout time.Duration) error {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return fmt.Errorf("the watch closed after %d bindings", len(bound))
+				// The API server drops a watcher that falls behind; list
+				// what was bound meanwhile and watch again from there.
+				if w, err = rewatch(ctx, c.CoreV1().Pods(ns), bound, &last); err != nil {
+					return fmt.Errorf("watching again after %d bindings: %w", len(bound), err)
+				}
+				continue
 			}
 			if ev.Type != watch.Modified {
 				continue
@@ -180,4 +186,20 @@ func run(nNodes, nPods, clients int, timeout time.Duration) error {
 	fmt.Printf("| Scheduling throughput, end to end | %d Node objects, %d pending pods, real API server, no client rate limit | **%.0f pods bound/s** (%d pods in %s) |\n",
 		nNodes, nPods, float64(nPods)/elapsed.Seconds(), nPods, elapsed.Round(time.Millisecond))
 	return nil
+}
+
+// rewatch lists the pods, records those bound since the last event (at
+// the time of the list, an upper bound) and returns a watch from the list.
+func rewatch(ctx context.Context, pods typedcorev1.PodInterface, bound map[string]bool, last *time.Time) (watch.Interface, error) {
+	list, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range list.Items {
+		if p.Spec.NodeName != "" && !bound[p.Name] {
+			bound[p.Name] = true
+			*last = time.Now()
+		}
+	}
+	return pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 }

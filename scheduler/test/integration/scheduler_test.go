@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -33,17 +34,29 @@ type env struct {
 	sched  *app.Config
 }
 
-// start brings up an API server and a scheduler with its own identity.
-func start(t *testing.T) *env {
+// start brings up an API server and a scheduler with its own identity;
+// opts adjust the scheduler's options.
+func start(t *testing.T, opts ...func(o *app.Options, kubeconfig string)) *env {
 	t.Helper()
 	ts := testserver.Start(t, nil)
 	e := &env{t: t, ctx: context.Background(), client: ts.Client}
-	e.sched, _ = startScheduler(t, ts)
+	e.serviceAccount()
+	e.sched, _ = startScheduler(t, ts, opts...)
 	return e
 }
 
+// serviceAccount creates the default namespace's ServiceAccount, which
+// service account admission may require of pods, unless it exists.
+func (e *env) serviceAccount() {
+	e.t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
+	if _, err := e.client.CoreV1().ServiceAccounts("default").Create(e.ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		e.t.Fatalf("creating the default ServiceAccount: %v", err)
+	}
+}
+
 // startScheduler starts one scheduler replica; stop cancels it and waits.
-func startScheduler(t *testing.T, ts *testserver.TestServer) (*app.Config, func()) {
+func startScheduler(t *testing.T, ts *testserver.TestServer, opts ...func(o *app.Options, kubeconfig string)) (*app.Config, func()) {
 	t.Helper()
 	ca, err := certs.LoadCA(ts.PKIDir)
 	if err != nil {
@@ -63,6 +76,9 @@ func startScheduler(t *testing.T, ts *testserver.TestServer) (*app.Config, func(
 	o.Serving.Port = 0
 	le := o.LeaderElection
 	le.LeaseDuration, le.RenewDeadline, le.RetryPeriod = 4*time.Second, 3*time.Second, 500*time.Millisecond
+	for _, opt := range opts {
+		opt(o, kubeconfig)
+	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +183,12 @@ func podScheduled(p *corev1.Pod) *corev1.PodCondition {
 // and a FailedScheduling event with the same message.
 func (e *env) waitUnschedulable(name, msg string) {
 	e.t.Helper()
+	e.waitUnschedulableBy(name, msg, "default-scheduler")
+}
+
+// waitUnschedulableBy is waitUnschedulable for the profile named source.
+func (e *env) waitUnschedulableBy(name, msg, source string) {
+	e.t.Helper()
 	e.waitPod(name, "PodScheduled=False "+msg, func(p *corev1.Pod) bool {
 		c := podScheduled(p)
 		return p.Spec.NodeName == "" && c != nil && c.Status == corev1.ConditionFalse &&
@@ -181,7 +203,7 @@ func (e *env) waitUnschedulable(name, msg string) {
 		events = l.Items
 		for _, ev := range l.Items {
 			if ev.InvolvedObject.Kind == "Pod" && ev.InvolvedObject.Name == name && ev.Reason == "FailedScheduling" &&
-				ev.Type == corev1.EventTypeWarning && ev.Message == msg && ev.Source.Component == "default-scheduler" {
+				ev.Type == corev1.EventTypeWarning && ev.Message == msg && ev.Source.Component == source {
 				return true, nil
 			}
 		}
@@ -259,7 +281,8 @@ func TestUnschedulableThenFitsAfterDelete(t *testing.T) {
 		t.Fatalf("first went to %s, want node-a", n)
 	}
 	e.pod("second", "500m")
-	e.waitUnschedulable("second", "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}.")
+	e.waitUnschedulable("second", "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}. "+
+		"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling..")
 
 	// Deleting the pod that fills node-a makes room.
 	if err := e.client.CoreV1().Pods("default").Delete(e.ctx, "first", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
@@ -283,7 +306,7 @@ func TestTooManyPods(t *testing.T) {
 	e.waitBound("p0")
 	e.waitBound("p1")
 	e.pod("p2", "")
-	e.waitUnschedulable("p2", "0/1 nodes are available: 1 Too many pods.")
+	e.waitUnschedulable("p2", "0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..")
 
 	// A node change retries the pod; the repeated failure is counted on
 	// the same event, as upstream's recorder aggregates it.
@@ -350,7 +373,8 @@ func TestTaintsTolerationsAndSelectors(t *testing.T) {
 	if n := e.waitBound("not-ssd"); n != "plain" {
 		t.Errorf("not-ssd on %s, want plain", n)
 	}
-	e.waitUnschedulable("nowhere", "0/3 nodes are available: 1 node(s) had untolerated taint {key: value}, 2 node(s) didn't match Pod's node affinity/selector.")
+	e.waitUnschedulable("nowhere", "0/3 nodes are available: 1 node(s) had untolerated taint {key: value}, 2 node(s) didn't match Pod's node affinity/selector. "+
+		"preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..")
 
 	// Labelling a node moves the pod back to the active queue.
 	n, err := e.client.CoreV1().Nodes().Get(e.ctx, "plain", metav1.GetOptions{})

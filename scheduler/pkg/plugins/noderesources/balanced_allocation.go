@@ -2,6 +2,8 @@ package noderesources
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +21,12 @@ type BalancedAllocation struct{}
 var _ framework.ScorePlugin = (*BalancedAllocation)(nil)
 
 // NewBalancedAllocation builds the plugin.
-func NewBalancedAllocation() (framework.Plugin, error) { return &BalancedAllocation{}, nil }
+func NewBalancedAllocation(args json.RawMessage, _ framework.Handle) (framework.Plugin, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("the plugin takes no arguments")
+	}
+	return &BalancedAllocation{}, nil
+}
 
 // Name returns BalancedAllocationName.
 func (*BalancedAllocation) Name() string { return BalancedAllocationName }

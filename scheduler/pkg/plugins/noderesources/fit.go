@@ -2,6 +2,7 @@ package noderesources
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,9 +13,13 @@ import (
 // Name is the Fit plugin's name.
 const Name = "NodeResourcesFit"
 
-// Fit is the filter plus the LeastAllocated scorer, weighing cpu and
-// memory equally as upstream's default.
-type Fit struct{}
+// Fit is the resource filter plus a scorer by the configured strategy
+// (LeastAllocated over cpu and memory, weighed equally, by default and for
+// the zero value).
+type Fit struct {
+	resources []ResourceSpec
+	score     scorer
+}
 
 var (
 	_ framework.FilterPlugin    = (*Fit)(nil)
@@ -22,8 +27,14 @@ var (
 	_ framework.PreFilterPlugin = (*Fit)(nil)
 )
 
-// NewFit builds the plugin.
-func NewFit() (framework.Plugin, error) { return &Fit{}, nil }
+// NewFit builds the plugin from NodeResourcesFitArgs.
+func NewFit(args json.RawMessage, _ framework.Handle) (framework.Plugin, error) {
+	s, err := decodeFitArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return &Fit{resources: s.Resources, score: newScorer(s)}, nil
+}
 
 // Name returns Name.
 func (*Fit) Name() string { return Name }
@@ -92,18 +103,16 @@ func (*Fit) Filter(_ context.Context, state *framework.CycleState, pod *corev1.P
 	return framework.NewStatus(framework.Unschedulable, reasons...)
 }
 
-// Score is LeastAllocated: the free fraction after placing the pod,
-// averaged over cpu and memory, using the non-zero requests.
-func (*Fit) Score(_ context.Context, state *framework.CycleState, pod *corev1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
-	pr := podInfo(state, pod).NonZeroRequests
-	req := []int64{ni.NonZeroRequested.MilliCPU + pr.MilliCPU, ni.NonZeroRequested.Memory + pr.Memory}
-	alloc := []int64{ni.Allocatable.MilliCPU, ni.Allocatable.Memory}
-	var score, weights int64
-	for i := range req {
-		score += leastRequestedScore(req[i], alloc[i])
-		weights++
+// Score rates the node by the scoring strategy with what the node would
+// have requested after placing the pod (cpu and memory with non-zero
+// defaults).
+func (f *Fit) Score(_ context.Context, state *framework.CycleState, pod *corev1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	if f.score == nil {
+		f.resources = defaultResources
+		f.score = newScorer(&ScoringStrategy{Type: LeastAllocated, Resources: defaultResources})
 	}
-	return score / weights, nil
+	req, alloc := requestedAndAllocatable(f.resources, podInfo(state, pod), ni)
+	return f.score(req, alloc), nil
 }
 
 func leastRequestedScore(requested, capacity int64) int64 {

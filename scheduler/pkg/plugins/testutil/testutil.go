@@ -48,3 +48,24 @@ func Container(cpu, mem string) corev1.Container {
 	}
 	return c
 }
+
+// Handle returns a framework handle whose snapshot holds nodes.
+func Handle(l framework.Listers, nodes ...*framework.NodeInfo) *framework.StaticHandle {
+	h := framework.NewHandle(l)
+	h.SetSnapshot(framework.NewSnapshot(nodes))
+	return h
+}
+
+// LabeledNode returns a node with allocatable room for 110 pods and the labels.
+func LabeledNode(name string, labels map[string]string) *corev1.Node {
+	n := Node(name, "4", "8Gi", 110)
+	n.Labels = labels
+	return n
+}
+
+// LabeledPod returns a pod in namespace default with the labels.
+func LabeledPod(name string, labels map[string]string) *corev1.Pod {
+	p := Pod(name, [2]string{"", ""})
+	p.Labels = labels
+	return p
+}
