@@ -163,6 +163,11 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 // Install adds the discovery routes and /version.
 func (d *Discovery) Install(r *mux.Router) {
 	r.HandleFunc("/api", func(w http.ResponseWriter, req *http.Request) {
+		if v := aggregatedVersion(req.Header.Get("Accept")); v != "" {
+			d.serveAggregated(w, req, true, v)
+			return
+		}
+		w.Header().Set("Vary", "Accept")
 		d.h.writeObject(w, req, http.StatusOK, &metav1.APIVersions{
 			TypeMeta:                   metav1.TypeMeta{Kind: "APIVersions"},
 			Versions:                   []string{"v1"},
@@ -174,6 +179,11 @@ func (d *Discovery) Install(r *mux.Router) {
 		d.h.writeObject(w, req, http.StatusOK, list)
 	}).Methods(http.MethodGet)
 	r.HandleFunc("/apis", func(w http.ResponseWriter, req *http.Request) {
+		if v := aggregatedVersion(req.Header.Get("Accept")); v != "" {
+			d.serveAggregated(w, req, false, v)
+			return
+		}
+		w.Header().Set("Vary", "Accept")
 		d.h.writeObject(w, req, http.StatusOK, &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: d.groups()})
 	}).Methods(http.MethodGet)
 	r.HandleFunc("/apis/{group}", func(w http.ResponseWriter, req *http.Request) {

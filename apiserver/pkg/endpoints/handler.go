@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/api"
+	"skiff.dev/apiserver/pkg/kubeletclient"
 	"skiff.dev/apiserver/pkg/printers"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/serviceaccount"
@@ -51,6 +52,9 @@ type Handler struct {
 	// Tokens issues service account tokens (serviceaccounts/token); nil
 	// when no signing key is configured.
 	Tokens *serviceaccount.Issuer
+	// Kubelet reaches the kubelets for pods/log, exec, attach and
+	// portforward; nil answers those with 503.
+	Kubelet *kubeletclient.Client
 }
 
 // NewHandler builds the handler for the given stores.
@@ -190,6 +194,10 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 		if verb == "" {
 			verb = strings.ToLower(r.Method)
 		}
+		if isConnect(sub) {
+			// Upstream's metrics name streaming subresources CONNECT.
+			verb = "connect"
+		}
 		h.info(r, s, verb, sub)
 		switch {
 		case sub == "" && r.Method == http.MethodGet:
@@ -216,6 +224,10 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 			h.tokenRequest(w, r, s, ns, name)
 		case sub == registry.SubEviction && r.Method == http.MethodPost:
 			h.evict(w, r, s, ns, name)
+		case sub == registry.SubLog && r.Method == http.MethodGet:
+			h.podLog(w, r, s, ns, name)
+		case isConnect(sub) && (r.Method == http.MethodGet || r.Method == http.MethodPost):
+			h.podConnect(w, r, s, ns, name, sub)
 		case sub == registry.SubApproval && r.Method == http.MethodGet:
 			h.get(w, r, s, ns, name)
 		case sub == registry.SubApproval && r.Method == http.MethodPut:
@@ -230,6 +242,12 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 			h.writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: gr.Group, Resource: res}, strings.ToLower(r.Method)), gr, name)
 		}
 	})
+}
+
+// isConnect reports whether sub is a streaming subresource proxied to the
+// kubelet over an upgraded connection.
+func isConnect(sub string) bool {
+	return sub == registry.SubExec || sub == registry.SubAttach || sub == registry.SubPortForward
 }
 
 func isWatch(r *http.Request) bool {

@@ -18,6 +18,11 @@ const (
 	SubBinding  = "binding"
 	SubFinalize = "finalize"
 	SubToken    = "token"
+	// The subresources that reach the pod's node's kubelet.
+	SubLog         = "log"
+	SubExec        = "exec"
+	SubAttach      = "attach"
+	SubPortForward = "portforward"
 )
 
 // Resource is one row of the table: everything the REST layer, discovery
@@ -57,6 +62,9 @@ type Resource struct {
 	Approval Strategy
 	// Eviction serves pods/eviction (POST policy/v1 Eviction).
 	Eviction bool
+	// Kubelet serves pods/log, pods/exec, pods/attach and pods/portforward
+	// by proxying to the kubelet of the pod's node.
+	Kubelet bool
 	// SharedStorage, when set, serves the kind from another resource's
 	// storage (events.k8s.io Events are stored as core Events).
 	SharedStorage *SharedStorage
@@ -101,6 +109,9 @@ func (r *Resource) Subresources() []string {
 	if r.Eviction {
 		out = append(out, SubEviction)
 	}
+	if r.Kubelet {
+		out = append(out, SubAttach, SubExec, SubLog, SubPortForward)
+	}
 	return out
 }
 
@@ -136,6 +147,12 @@ func (r *Resource) SubresourceInfos() []SubresourceInfo {
 		case SubEviction:
 			info.Group, info.Version, info.Kind = "policy", "v1", "Eviction"
 			info.Verbs = []string{"create"}
+		case SubLog:
+			info.Verbs = []string{"get"}
+		case SubExec, SubAttach, SubPortForward:
+			// Upstream's connect subresources: the kind is the options type.
+			info.Kind = map[string]string{SubExec: "PodExecOptions", SubAttach: "PodAttachOptions", SubPortForward: "PodPortForwardOptions"}[sub]
+			info.Verbs = []string{"create", "get"}
 		}
 		out = append(out, info)
 	}
@@ -187,7 +204,7 @@ func baseResources() []*Resource {
 			ShortNames: []string{"po"}, Categories: []string{"all"}, EtcdPrefix: "pods",
 			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
 			Strategy: main(func(s *genericStrategy) { s.prepareForCreate = preparePod }), StatusStrategy: status(),
-			Fields: podFields, Binding: true, Eviction: true, GracefulDelete: true, ReturnDeletedObject: true,
+			Fields: podFields, Binding: true, Eviction: true, Kubelet: true, GracefulDelete: true, ReturnDeletedObject: true,
 		},
 		{
 			Version: "v1", Kind: "Node", Resource: "nodes", SingularName: "node",

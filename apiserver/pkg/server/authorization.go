@@ -53,6 +53,12 @@ func attributesFor(r *http.Request, u *authn.User) authz.Attributes {
 		a.APIGroup, a.APIVersion = info.Group, info.Version
 		a.Resource, a.Subresource = info.Resource, info.Subresource
 		a.Namespace, a.Name = info.Namespace, info.Name
+		if a.Verb == "get" && a.Resource == "pods" && isPodConnect(a.Subresource) {
+			// Upstream (AuthorizePodWebsocketUpgradeCreatePermission): a
+			// WebSocket GET that execs, attaches or forwards ports needs
+			// create, as the POST does.
+			a.Verb = "create"
+		}
 		return a
 	}
 	switch r.Method {
@@ -70,6 +76,10 @@ func attributesFor(r *http.Request, u *authn.User) authz.Attributes {
 		a.Verb = strings.ToLower(r.Method)
 	}
 	return a
+}
+
+func isPodConnect(sub string) bool {
+	return sub == "exec" || sub == "attach" || sub == "portforward"
 }
 
 // forbidden is upstream's 403 Status for a.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"skiff.dev/apiserver/pkg/kubeletclient"
 )
 
 // AdmissionPlugins are the plugins skiff has, in the order they run.
@@ -55,6 +57,13 @@ type Options struct {
 	ServiceClusterIPRange string
 	ServiceNodePortRange  string
 
+	// How the API server reaches kubelets (pods/log, exec, attach,
+	// portforward), upstream's --kubelet-* flags.
+	KubeletClientCertificate     string
+	KubeletClientKey             string
+	KubeletCertificateAuthority  string
+	KubeletPreferredAddressTypes []string
+
 	WatchCacheSize      int
 	BookmarkInterval    time.Duration
 	MinRequestTimeout   time.Duration
@@ -64,22 +73,23 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		BindAddress:             "0.0.0.0",
-		SecurePort:              6443,
-		AuthorizationModes:      []string{"Node", "RBAC"},
-		AuditLogMaxSize:         100,
-		ServiceAccountIssuer:    "https://kubernetes.default.svc.cluster.local",
-		PodSecurityDefaultLevel: "baseline",
-		AuditLogMaxBackup:       10,
-		EtcdDataDir:             ".skiff/etcd",
-		EtcdRequestTimeout:      10 * time.Second,
-		EtcdCompactionInterval:  5 * time.Minute,
-		ServiceClusterIPRange:   "10.96.0.0/16",
-		ServiceNodePortRange:    "30000-32767",
-		WatchCacheSize:          10000,
-		BookmarkInterval:        time.Minute,
-		MinRequestTimeout:       30 * time.Minute,
-		ShutdownGracePeriod:     5 * time.Second,
+		BindAddress:                  "0.0.0.0",
+		SecurePort:                   6443,
+		AuthorizationModes:           []string{"Node", "RBAC"},
+		AuditLogMaxSize:              100,
+		ServiceAccountIssuer:         "https://kubernetes.default.svc.cluster.local",
+		PodSecurityDefaultLevel:      "baseline",
+		AuditLogMaxBackup:            10,
+		EtcdDataDir:                  ".skiff/etcd",
+		EtcdRequestTimeout:           10 * time.Second,
+		EtcdCompactionInterval:       5 * time.Minute,
+		ServiceClusterIPRange:        "10.96.0.0/16",
+		ServiceNodePortRange:         "30000-32767",
+		WatchCacheSize:               10000,
+		KubeletPreferredAddressTypes: append([]string(nil), kubeletclient.DefaultAddressTypes...),
+		BookmarkInterval:             time.Minute,
+		MinRequestTimeout:            30 * time.Minute,
+		ShutdownGracePeriod:          5 * time.Second,
 	}
 }
 
@@ -111,6 +121,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval, "The interval of compaction requests. 0 disables compaction.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs.")
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "A port range to reserve for services with NodePort visibility.")
+	fs.StringVar(&o.KubeletClientCertificate, "kubelet-client-certificate", o.KubeletClientCertificate, "Path to a client cert file for TLS to kubelets (pods/log, exec, attach, portforward).")
+	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "Path to a client key file for TLS to kubelets.")
+	fs.StringVar(&o.KubeletCertificateAuthority, "kubelet-certificate-authority", o.KubeletCertificateAuthority, "Path to a cert file for the certificate authority that signs the kubelets' serving certificates. Empty: the system roots.")
+	fs.StringSliceVar(&o.KubeletPreferredAddressTypes, "kubelet-preferred-address-types", o.KubeletPreferredAddressTypes, "List of the preferred NodeAddressTypes to use for kubelet connections.")
 	fs.IntVar(&o.WatchCacheSize, "default-watch-cache-size", o.WatchCacheSize, "Number of recent events kept per resource for watchers that resume.")
 	fs.DurationVar(&o.BookmarkInterval, "watch-bookmark-interval", o.BookmarkInterval, "How often watchers that allow bookmarks receive one.")
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum duration of a watch; each watch lasts a random time between this and twice this, unless timeoutSeconds is given.")
@@ -145,6 +159,12 @@ func (o *Options) Validate() error {
 	}
 	if o.PodSecurityDefaultLevel != "privileged" && o.PodSecurityDefaultLevel != "baseline" {
 		return fmt.Errorf("--pod-security-default-enforce %q: want privileged or baseline", o.PodSecurityDefaultLevel)
+	}
+	if (o.KubeletClientCertificate == "") != (o.KubeletClientKey == "") {
+		return fmt.Errorf("--kubelet-client-certificate and --kubelet-client-key must be given together")
+	}
+	if err := kubeletclient.ValidateAddressTypes(o.KubeletPreferredAddressTypes); err != nil {
+		return err
 	}
 	if len(o.EtcdServers) == 0 && o.EtcdDataDir == "" {
 		return fmt.Errorf("--etcd-data-dir is required for the embedded etcd")

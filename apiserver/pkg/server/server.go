@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -32,6 +33,7 @@ import (
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/authz"
 	"skiff.dev/apiserver/pkg/endpoints"
+	"skiff.dev/apiserver/pkg/kubeletclient"
 	"skiff.dev/apiserver/pkg/metrics"
 	"skiff.dev/apiserver/pkg/openapi"
 	"skiff.dev/apiserver/pkg/registry"
@@ -174,6 +176,12 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	}
 	s.handler = endpoints.NewHandler(s.codecs, s.stores, s.shutdown)
 	s.handler.MinRequestTimeout = o.MinRequestTimeout
+	if s.handler.Kubelet, err = kubeletclient.New(kubeletclient.Config{
+		CertFile: o.KubeletClientCertificate, KeyFile: o.KubeletClientKey,
+		CAFile: o.KubeletCertificateAuthority, AddressTypes: o.KubeletPreferredAddressTypes,
+	}); err != nil {
+		return nil, err
+	}
 
 	// TLS and authentication.
 	var pool *x509.CertPool
@@ -367,6 +375,19 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 	}
 	return w.ResponseWriter.Write(b)
 }
+
+// Hijack hands the connection to an upgrade (exec, attach, portforward
+// proxied to a kubelet), which answers 101 itself.
+func (w *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.code == 0 {
+		w.code = http.StatusSwitchingProtocols
+	}
+	return conn, brw, err
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusRecorder) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {

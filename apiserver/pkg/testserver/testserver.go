@@ -79,6 +79,9 @@ func StartServer(dir string, customize func(*server.Options)) (*TestServer, erro
 	opts.EtcdDataDir = filepath.Join(dir, "etcd")
 	opts.ServiceAccountSigningKeyFile = filepath.Join(pki, "sa.key")
 	opts.ServiceAccountKeyFiles = []string{filepath.Join(pki, "sa.pub")}
+	opts.KubeletClientCertificate = filepath.Join(pki, "apiserver-kubelet-client.crt")
+	opts.KubeletClientKey = filepath.Join(pki, "apiserver-kubelet-client.key")
+	opts.KubeletCertificateAuthority = filepath.Join(pki, "ca.crt")
 	opts.ShutdownGracePeriod = time.Second
 	// As upstream's integration tests do: no controller-manager creates the
 	// "default" ServiceAccount of each namespace here, so the ServiceAccount
