@@ -42,7 +42,10 @@ start apiserver "$BIN/skiff-apiserver" \
 	--authorization-mode Node,RBAC \
 	--service-account-signing-key-file "$SKIFF_HOME/pki/sa.key" \
 	--service-account-key-file "$SKIFF_HOME/pki/sa.pub" \
-	--audit-log-path "$SKIFF_HOME/logs/audit.log"
+	--audit-log-path "$SKIFF_HOME/logs/audit.log" \
+	--kubelet-client-certificate "$SKIFF_HOME/pki/apiserver-kubelet-client.crt" \
+	--kubelet-client-key "$SKIFF_HOME/pki/apiserver-kubelet-client.key" \
+	--kubelet-certificate-authority "$SKIFF_HOME/pki/ca.crt"
 
 # Wait for readiness with a deadline.
 deadline=$((SECONDS + 60))
@@ -139,8 +142,9 @@ start kubelet "$BIN/skiff-kubelet" \
 	--containerd-address "$CTRD_SOCK" \
 	--root-dir "$SKIFF_HOME/kubelet" \
 	--bridge-name skiff0 \
-	--address 127.0.0.1 \
+	--address 0.0.0.0 \
 	--port 10250 \
+	--client-ca-file "$SKIFF_HOME/pki/ca.crt" \
 	--tls-cert-file "$SKIFF_HOME/pki/kubelet-$NODE.crt" \
 	--tls-private-key-file "$SKIFF_HOME/pki/kubelet-$NODE.key" \
 	"${registries[@]}"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -34,6 +35,12 @@ type Options struct {
 	Port        int
 	TLSCertFile string
 	TLSKeyFile  string
+	// ClientCAFile verifies the client certificates of the kubelet API
+	// (logs, exec, port-forward).
+	ClientCAFile string
+	// LogDriver is the executable containerd's shim starts to write
+	// container logs; empty: this executable.
+	LogDriver string
 
 	NodeStatusUpdateFrequency time.Duration
 	NodeStatusReportFrequency time.Duration
@@ -81,6 +88,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Port, "port", o.Port, "The HTTPS port; 0 picks a free port.")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate; empty: a self-signed one is generated in memory.")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "Private key for --tls-cert-file.")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs the client certificates allowed to use the kubelet API (containerLogs, exec, portForward); empty: that API refuses every request.")
+	fs.StringVar(&o.LogDriver, "log-driver", o.LogDriver, "The executable containerd's shim starts as a container's logging driver (run as '<exe> skiff-log-driver <file>'); empty: skiff-log-driver next to this executable, else this executable.")
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the node status is computed (and sent when it changed).")
 	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "How often the node status is sent when it did not change.")
 	fs.DurationVar(&o.SyncFrequency, "pod-sync-frequency", o.SyncFrequency, "How often each pod is synced without changes (to see container exits).")
@@ -93,6 +102,9 @@ func (o *Options) Complete(hostname string) {
 	}
 	if o.ContainerdNamespace == "" {
 		o.ContainerdNamespace = "skiff-" + o.NodeName
+	}
+	if o.LogDriver == "" {
+		o.LogDriver = defaultLogDriver()
 	}
 	if o.CNIConfDir == "" {
 		o.CNIConfDir = filepath.Join(o.RootDir, "cni", "net.d")
@@ -133,4 +145,23 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("frequencies must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// LogDriverName is the small logging driver program that make build puts
+// next to skiff-kubelet.
+const LogDriverName = "skiff-log-driver"
+
+// defaultLogDriver is skiff-log-driver next to this executable when it is
+// there (a start costs about 1 ms), else this executable itself (about
+// 100 ms: it is a much larger program).
+func defaultLogDriver() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	sibling := filepath.Join(filepath.Dir(exe), LogDriverName)
+	if st, err := os.Stat(sibling); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		return sibling
+	}
+	return exe
 }

@@ -34,6 +34,7 @@ import (
 	"skiff.dev/kubelet/pkg/kubelet"
 	"skiff.dev/kubelet/pkg/nodestatus"
 	"skiff.dev/kubelet/pkg/pod"
+	"skiff.dev/kubelet/pkg/server"
 )
 
 // Version is the kubelet version the node reports.
@@ -74,6 +75,7 @@ type Config struct {
 	Kubelet   *kubelet.Kubelet
 	Broadcast record.EventBroadcaster
 	Listener  net.Listener
+	API       *server.Server
 	tlsConfig *tls.Config
 }
 
@@ -148,6 +150,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	}
 	rt, err := containerd.New(containerd.Options{
 		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, Snapshotter: o.Snapshotter, Registries: regs,
+		LogDriver: o.LogDriver,
 	})
 	if err != nil {
 		return nil, err
@@ -175,7 +178,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 			Dir: filepath.Join(o.RootDir, "pods"), ResolvConf: "/etc/resolv.conf", Env: env, Tokens: kubelet.Tokens{Client: client},
 			Mounter: kubelet.HostMounter{}, Recorder: recorder,
 		},
-		&pod.ImagesHook{Runtime: runtime, Recorder: recorder},
+		&pod.ImagesHook{Runtime: runtime, Recorder: recorder, Secrets: env.Objects},
 		&pod.ContainersHook{Runtime: runtime, LogDir: filepath.Join(o.RootDir, "logs"), Recorder: recorder, Env: env},
 		&pod.ProbesHook{Runtime: runtime, Probe: (&pod.Prober{Runtime: runtime}).Probe, Recorder: recorder},
 	}}
@@ -185,6 +188,9 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		PodDirs: []string{filepath.Join(o.RootDir, "pods"), filepath.Join(o.RootDir, "logs")},
 	})
 	cfg.Kubelet = k
+	cfg.API = server.New(server.Options{
+		Pods: k, Runtime: rt, LogDir: filepath.Join(o.RootDir, "logs"), NetNSPath: network.NetNSPath,
+	})
 	if cfg.tlsConfig, err = servingTLS(o, nodeIP); err != nil {
 		_ = rt.Close()
 		return nil, err
@@ -226,7 +232,15 @@ func servingTLS(o *Options, nodeIP string) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the serving certificate: %w", err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if o.ClientCAFile != "" {
+		pool, err := certutil.NewPool(o.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("loading --client-ca-file: %w", err)
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	}
+	return cfg, nil
 }
 
 // Run registers the node, then keeps its status and lease, runs the pods
@@ -288,6 +302,7 @@ func (c *Config) serve(ctx context.Context) error {
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
+	c.API.Register(mux)
 	mux.Handle("/metrics", promhttp.HandlerFor(c.Registry, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, TLSConfig: c.tlsConfig, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)

@@ -20,8 +20,10 @@ import (
 	"github.com/containerd/containerd/remotes/docker"
 	"github.com/distribution/reference"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"k8s.io/apimachinery/pkg/types"
 
 	"skiff.dev/kubelet/pkg/images"
+	"skiff.dev/kubelet/pkg/logs"
 	"skiff.dev/kubelet/pkg/pod"
 )
 
@@ -42,6 +44,15 @@ type Runtime struct {
 	namespace   string
 	snapshotter string
 	registries  *images.Registries
+	logDriver   string
+
+	// images remembers the references already found present and
+	// unpacked, so a pod's start does not ask containerd again (skiff
+	// removes no images; a pull updates the entry, and a reference that
+	// containerd no longer has is forgotten when a container is created
+	// from it).
+	mu     sync.Mutex
+	images map[string]pod.Image
 }
 
 var _ pod.Runtime = (*Runtime)(nil)
@@ -52,6 +63,10 @@ type Options struct {
 	Namespace   string
 	Snapshotter string
 	Registries  *images.Registries
+	// LogDriver is the executable that containerd's shim starts to write
+	// a container's log file (logs.DriverMain); empty: the shim writes
+	// the raw output itself, without timestamps.
+	LogDriver string
 }
 
 // New connects to containerd. It does not wait for containerd to answer.
@@ -69,7 +84,7 @@ func New(o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to containerd at %s: %w", o.Address, err)
 	}
-	return &Runtime{client: client, namespace: o.Namespace, snapshotter: o.Snapshotter, registries: o.Registries}, nil
+	return &Runtime{client: client, namespace: o.Namespace, snapshotter: o.Snapshotter, registries: o.Registries, logDriver: o.LogDriver}, nil
 }
 
 // Close closes the connection.
@@ -90,6 +105,9 @@ func (r *Runtime) Version(ctx context.Context) (string, error) {
 
 // GetImage implements pod.Runtime; the image is unpacked if needed.
 func (r *Runtime) GetImage(ctx context.Context, ref string) (pod.Image, error) {
+	if img, ok := r.cachedImage(ref); ok {
+		return img, nil
+	}
 	ctx = r.ns(ctx)
 	img, err := r.client.GetImage(ctx, ref)
 	if errdefs.IsNotFound(err) {
@@ -107,18 +125,41 @@ func (r *Runtime) GetImage(ctx context.Context, ref string) (pod.Image, error) {
 			return pod.Image{}, fmt.Errorf("unpacking %s: %w", ref, err)
 		}
 	}
-	return pod.Image{Ref: ref, ID: imageID(ref, img.Target().Digest.String())}, nil
+	return r.cacheImage(pod.Image{Ref: ref, ID: imageID(ref, img.Target().Digest.String())}), nil
+}
+
+func (r *Runtime) cachedImage(ref string) (pod.Image, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	img, ok := r.images[ref]
+	return img, ok
+}
+
+func (r *Runtime) cacheImage(img pod.Image) pod.Image {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.images == nil {
+		r.images = map[string]pod.Image{}
+	}
+	r.images[img.Ref] = img
+	return img
+}
+
+func (r *Runtime) forgetImage(ref string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.images, ref)
 }
 
 // PullImage implements pod.Runtime.
-func (r *Runtime) PullImage(ctx context.Context, ref string) (pod.Image, error) {
+func (r *Runtime) PullImage(ctx context.Context, ref string, creds []images.Credential) (pod.Image, error) {
 	ctx = r.ns(ctx)
-	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: r.registries.Hosts()})
+	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: r.registries.HostsWithCreds(images.MatchCreds(creds))})
 	img, err := r.client.Pull(ctx, ref, containerd.WithPullUnpack, containerd.WithResolver(resolver), containerd.WithPullSnapshotter(r.snapshotter))
 	if err != nil {
 		return pod.Image{}, err
 	}
-	return pod.Image{Ref: ref, ID: imageID(ref, img.Target().Digest.String())}, nil
+	return r.cacheImage(pod.Image{Ref: ref, ID: imageID(ref, img.Target().Digest.String())}), nil
 }
 
 // imageID is repository@digest, as upstream's imageID.
@@ -135,6 +176,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 	ctx = r.ns(ctx)
 	img, err := r.client.GetImage(ctx, s.Image)
 	if err != nil {
+		if errdefs.IsNotFound(err) {
+			r.forgetImage(s.Image)
+		}
 		return fmt.Errorf("image %s: %w", s.Image, err)
 	}
 	cfg, err := img.Spec(ctx)
@@ -171,6 +215,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 		}
 		specOpts = append(specOpts, oci.WithMounts(ms))
 	}
+	specOpts = append(specOpts, securityOpts(s.Security)...)
 	if s.MemoryLimit > 0 {
 		specOpts = append(specOpts, oci.WithMemoryLimit(uint64(s.MemoryLimit)))
 	}
@@ -184,6 +229,12 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 	for k, v := range s.Labels {
 		labels[k] = v
 	}
+	if s.LogPath != "" {
+		if err := os.MkdirAll(filepath.Dir(s.LogPath), 0o755); err != nil {
+			return err
+		}
+		labels[labelLogPath] = s.LogPath
+	}
 	_, err = r.client.NewContainer(ctx, s.ID,
 		containerd.WithImage(img),
 		containerd.WithNewSnapshot(s.ID, img, nil...),
@@ -193,14 +244,6 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 	)
 	if err != nil {
 		return fmt.Errorf("creating container: %w", err)
-	}
-	if s.LogPath != "" {
-		if err := os.MkdirAll(filepath.Dir(s.LogPath), 0o755); err != nil {
-			return err
-		}
-		if _, err := r.loadSetLabel(ctx, s.ID, map[string]string{labelLogPath: s.LogPath}); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -219,17 +262,6 @@ func ProcessArgs(entrypoint, cmd, command, args []string) []string {
 	return append(append([]string{}, entrypoint...), cmd...)
 }
 
-func (r *Runtime) loadSetLabel(ctx context.Context, id string, labels map[string]string) (containerd.Container, error) {
-	c, err := r.client.LoadContainer(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.SetLabels(ctx, labels); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // StartContainer implements pod.Runtime: its task is created and started,
 // with stdout and stderr going to the log file.
 func (r *Runtime) StartContainer(ctx context.Context, id string) error {
@@ -245,6 +277,9 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	creator := cio.NullIO
 	if p := labels[labelLogPath]; p != "" {
 		creator = cio.LogFile(p)
+		if r.logDriver != "" {
+			creator = cio.BinaryIO(r.logDriver, map[string]string{logs.DriverArg: p})
+		}
 	}
 	task, err := c.NewTask(ctx, creator)
 	if err != nil {
@@ -313,10 +348,14 @@ func (r *Runtime) reap(ctx context.Context, c containerd.Container, task contain
 	if finished.IsZero() {
 		finished = time.Now()
 	}
-	labels, err := c.SetLabels(ctx, map[string]string{
+	set := map[string]string{
 		labelExitCode:   strconv.FormatUint(uint64(st.ExitStatus), 10),
 		labelFinishedAt: finished.UTC().Format(time.RFC3339Nano),
-	})
+	}
+	if r.oomKilled(ctx, c) {
+		set[labelReason] = "OOMKilled"
+	}
+	labels, err := c.SetLabels(ctx, set)
 	if err != nil {
 		return nil, err
 	}
@@ -352,9 +391,13 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 
 // ListContainers implements pod.Runtime: the containers that carry a pod
 // UID label, with their state; exited tasks are reaped on the way.
-func (r *Runtime) ListContainers(ctx context.Context) ([]pod.Container, error) {
+func (r *Runtime) ListContainers(ctx context.Context, podUID types.UID) ([]pod.Container, error) {
 	ctx = r.ns(ctx)
-	list, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q", pod.LabelPodUID))
+	filter := fmt.Sprintf("labels.%q", pod.LabelPodUID)
+	if podUID != "" {
+		filter = fmt.Sprintf("labels.%q==%s", pod.LabelPodUID, podUID)
+	}
+	list, err := r.client.Containers(ctx, filter)
 	if err != nil {
 		return nil, err
 	}

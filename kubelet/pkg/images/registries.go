@@ -140,7 +140,15 @@ func (r *Registries) Endpoints(host string) []Endpoint {
 }
 
 // Hosts is the RegistryHosts function for containerd's docker resolver.
-func (r *Registries) Hosts() docker.RegistryHosts {
+func (r *Registries) Hosts() docker.RegistryHosts { return r.HostsWithCreds(nil) }
+
+// Creds returns the username and password for a registry host, if it has
+// them.
+type Creds func(host string) (username, password string, ok bool)
+
+// HostsWithCreds is Hosts with credentials (a pod's image pull secrets)
+// tried before those of the configuration.
+func (r *Registries) HostsWithCreds(creds Creds) docker.RegistryHosts {
 	return func(host string) ([]docker.RegistryHost, error) {
 		var out []docker.RegistryHost
 		for i, ep := range r.Endpoints(host) {
@@ -155,7 +163,7 @@ func (r *Registries) Hosts() docker.RegistryHosts {
 			}
 			out = append(out, docker.RegistryHost{
 				Client:       client,
-				Authorizer:   r.authorizer(client),
+				Authorizer:   r.authorizer(client, creds),
 				Host:         ep.Host,
 				Scheme:       ep.Scheme,
 				Path:         ep.Path,
@@ -166,8 +174,13 @@ func (r *Registries) Hosts() docker.RegistryHosts {
 	}
 }
 
-func (r *Registries) authorizer(client *http.Client) docker.Authorizer {
+func (r *Registries) authorizer(client *http.Client, creds Creds) docker.Authorizer {
 	return docker.NewDockerAuthorizer(docker.WithAuthClient(client), docker.WithAuthCreds(func(host string) (string, string, error) {
+		if creds != nil {
+			if u, p, ok := creds(host); ok {
+				return u, p, nil
+			}
+		}
 		if c, ok := r.Configs[host]; ok && c.Auth != nil {
 			return c.Auth.Username, c.Auth.Password, nil
 		}

@@ -57,6 +57,24 @@ type Kubelet struct {
 	workers map[types.UID]*pod.Worker
 	wg      sync.WaitGroup
 	synced  bool
+	store   cache.Store
+}
+
+// GetPod returns a pod bound to this node from the informer's cache (do
+// not modify it).
+func (k *Kubelet) GetPod(namespace, name string) (*corev1.Pod, bool) {
+	k.mu.Lock()
+	store := k.store
+	k.mu.Unlock()
+	if store == nil {
+		return nil, false
+	}
+	obj, ok, err := store.GetByKey(namespace + "/" + name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	p, ok := obj.(*corev1.Pod)
+	return p, ok
 }
 
 // New returns a Kubelet.
@@ -108,6 +126,9 @@ func (k *Kubelet) Start(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	k.mu.Lock()
+	k.store = inf.GetStore()
+	k.mu.Unlock()
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
@@ -186,7 +207,7 @@ func (k *Kubelet) cleanupOrphans(ctx context.Context, store cache.Store) error {
 			orphans[uid] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, Name: name, Namespace: namespace}}
 		}
 	}
-	containers, err := k.o.Runtime.ListContainers(ctx)
+	containers, err := k.o.Runtime.ListContainers(ctx, "")
 	if err != nil {
 		return err
 	}

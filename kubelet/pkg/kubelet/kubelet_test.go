@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"skiff.dev/kubelet/pkg/images"
 	"skiff.dev/kubelet/pkg/pod"
 )
 
@@ -24,8 +25,10 @@ type fakeRuntime struct {
 	calls      []string
 }
 
-func (f *fakeRuntime) GetImage(context.Context, string) (pod.Image, error)  { return pod.Image{}, nil }
-func (f *fakeRuntime) PullImage(context.Context, string) (pod.Image, error) { return pod.Image{}, nil }
+func (f *fakeRuntime) GetImage(context.Context, string) (pod.Image, error) { return pod.Image{}, nil }
+func (f *fakeRuntime) PullImage(context.Context, string, []images.Credential) (pod.Image, error) {
+	return pod.Image{}, nil
+}
 func (f *fakeRuntime) CreateContainer(context.Context, pod.ContainerSpec) error {
 	return nil
 }
@@ -51,7 +54,7 @@ func (f *fakeRuntime) RemoveContainer(_ context.Context, id string) error {
 func (f *fakeRuntime) Exec(context.Context, string, []string, time.Duration) (int32, []byte, error) {
 	return 0, nil, nil
 }
-func (f *fakeRuntime) ListContainers(context.Context) ([]pod.Container, error) {
+func (f *fakeRuntime) ListContainers(context.Context, types.UID) ([]pod.Container, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]pod.Container{}, f.containers...), nil

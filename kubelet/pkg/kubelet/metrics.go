@@ -4,8 +4,11 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/prometheus/client_golang/prometheus"
 
+	"skiff.dev/kubelet/pkg/images"
 	"skiff.dev/kubelet/pkg/pod"
 )
 
@@ -63,9 +66,9 @@ func (i *instrumented) GetImage(ctx context.Context, ref string) (img pod.Image,
 	return i.rt.GetImage(ctx, ref)
 }
 
-func (i *instrumented) PullImage(ctx context.Context, ref string) (img pod.Image, err error) {
+func (i *instrumented) PullImage(ctx context.Context, ref string, creds []images.Credential) (img pod.Image, err error) {
 	defer func(t time.Time) { i.observe("pull_image", t, err) }(time.Now())
-	return i.rt.PullImage(ctx, ref)
+	return i.rt.PullImage(ctx, ref, creds)
 }
 
 func (i *instrumented) CreateContainer(ctx context.Context, s pod.ContainerSpec) (err error) {
@@ -93,7 +96,7 @@ func (i *instrumented) Exec(ctx context.Context, id string, cmd []string, timeou
 	return i.rt.Exec(ctx, id, cmd, timeout)
 }
 
-func (i *instrumented) ListContainers(ctx context.Context) (cs []pod.Container, err error) {
+func (i *instrumented) ListContainers(ctx context.Context, podUID types.UID) (cs []pod.Container, err error) {
 	defer func(t time.Time) { i.observe("list_containers", t, err) }(time.Now())
-	return i.rt.ListContainers(ctx)
+	return i.rt.ListContainers(ctx, podUID)
 }

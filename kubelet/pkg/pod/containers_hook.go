@@ -41,18 +41,23 @@ type ContainersHook struct {
 // Name implements Hook.
 func (h *ContainersHook) Name() string { return "containers" }
 
-// Run starts what should run, then reads the containers again so the
-// hooks after it see what it started.
+// Run starts what should run, then, when it changed anything, reads the
+// containers again so the hooks after it see what it started.
 func (h *ContainersHook) Run(ctx context.Context, s *State) error {
 	var errs []error
+	changed := s.Changed
+	s.Changed = false
 	for _, c := range containersToStart(s) {
 		if err := h.syncContainer(ctx, s, c); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := s.Refresh(ctx, h.Runtime); err != nil {
-		errs = append(errs, err)
+	if s.Changed {
+		if err := s.Refresh(ctx, h.Runtime); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	s.Changed = s.Changed || changed
 	return errors.Join(errs...)
 }
 
@@ -64,6 +69,7 @@ func (h *ContainersHook) syncContainer(ctx context.Context, s *State, c *corev1.
 	case cur.State == StateCreated:
 		// Created but never started (the kubelet stopped in between):
 		// start it from scratch.
+		s.Changed = true
 		if err := h.Runtime.RemoveContainer(ctx, cur.ID); err != nil {
 			return err
 		}
@@ -96,6 +102,8 @@ func (h *ContainersHook) start(ctx context.Context, s *State, c *corev1.Containe
 		h.fail(s, c, ReasonCreateContainerConfigError, err)
 		return nil
 	}
+	created := time.Now()
+	s.Changed = true
 	if err := h.Runtime.CreateContainer(ctx, spec); err != nil {
 		h.fail(s, c, ReasonCreateContainerError, err)
 		return nil
@@ -107,7 +115,8 @@ func (h *ContainersHook) start(ctx context.Context, s *State, c *corev1.Containe
 	}
 	delete(s.Errors, c.Name)
 	h.event(s.Pod, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
-	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(s.Pod), "container", c.Name, "id", spec.ID, "attempt", attempt)
+	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(s.Pod), "container", c.Name, "id", spec.ID, "attempt", attempt,
+		"createAndStart", time.Since(created))
 	return nil
 }
 
@@ -176,6 +185,7 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 	if spec.Mounts, err = mounts(s, c); err != nil {
 		return ContainerSpec{}, err
 	}
+	spec.Security = SecurityFor(s.Pod, c)
 	spec.MemoryLimit, spec.CPUShares, spec.CPUQuota, spec.CPUPeriod = CgroupResources(c.Resources)
 	return spec, nil
 }
@@ -262,7 +272,7 @@ func newID() (string, error) {
 // Destroy stops every container of the pod within the grace period, in
 // parallel, and removes them.
 func (h *ContainersHook) Destroy(ctx context.Context, s *State) error {
-	all, err := h.Runtime.ListContainers(ctx)
+	all, err := h.Runtime.ListContainers(ctx, s.Pod.UID)
 	if err != nil {
 		return err
 	}

@@ -30,4 +30,9 @@
 // released; when it is being deleted the worker stops the containers
 // within the grace period, tears everything down and deletes the pod
 // object with grace period 0.
+//
+// A container's securityContext, merged with the pod's (SecurityFor),
+// reaches the runtime as a Security value in its ContainerSpec; the pod's
+// image pull secrets are read by the ImagesHook and passed to PullImage
+// as registry credentials.
 package pod

@@ -12,6 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"skiff.dev/kubelet/pkg/images"
 )
 
 // fakeRuntime is an in-memory Runtime. Containers "run" until exit() is
@@ -50,7 +53,7 @@ func (f *fakeRuntime) GetImage(_ context.Context, ref string) (Image, error) {
 	return Image{}, ErrImageNotFound
 }
 
-func (f *fakeRuntime) PullImage(_ context.Context, ref string) (Image, error) {
+func (f *fakeRuntime) PullImage(_ context.Context, ref string, _ []images.Credential) (Image, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("pull " + ref)
@@ -104,11 +107,14 @@ func (f *fakeRuntime) RemoveContainer(_ context.Context, id string) error {
 	return nil
 }
 
-func (f *fakeRuntime) ListContainers(context.Context) ([]Container, error) {
+func (f *fakeRuntime) ListContainers(_ context.Context, uid types.UID) ([]Container, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []Container
 	for _, c := range f.containers {
+		if uid != "" && c.PodUID() != uid {
+			continue
+		}
 		out = append(out, *c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

@@ -25,7 +25,9 @@ const (
 // ImagesHook makes sure every container about to start has its image,
 // following its imagePullPolicy, with back-off after failed pulls.
 type ImagesHook struct {
-	Runtime  Runtime
+	Runtime Runtime
+	// Secrets reads the pod's image pull secrets; nil: none are used.
+	Secrets  Objects
 	Recorder record.EventRecorder
 }
 
@@ -131,7 +133,7 @@ func (h *ImagesHook) ensure(ctx context.Context, s *State, c corev1.Container) {
 	}
 	h.event(s, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	start := time.Now()
-	img, err := h.Runtime.PullImage(ctx, ref)
+	img, err := h.Runtime.PullImage(ctx, ref, h.pullCredentials(ctx, s))
 	if err != nil {
 		st.Failures++
 		st.RetryAt = s.Now.Add(BackOff(st.Failures))
@@ -143,4 +145,27 @@ func (h *ImagesHook) ensure(ctx context.Context, s *State, c corev1.Container) {
 	}
 	h.event(s, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, time.Since(start).Round(time.Millisecond))
 	*st = ImageState{Image: img, Ready: true, PulledFor: attempt}
+}
+
+// pullCredentials reads the pod's image pull secrets. As upstream, a
+// secret that is missing or malformed is reported in an event and the
+// pull goes on without it.
+func (h *ImagesHook) pullCredentials(ctx context.Context, s *State) []images.Credential {
+	if h.Secrets == nil {
+		return nil
+	}
+	var out []images.Credential
+	for _, ref := range s.Pod.Spec.ImagePullSecrets {
+		secret, err := h.Secrets.Secret(ctx, s.Pod.Namespace, ref.Name)
+		if err == nil {
+			var creds []images.Credential
+			if creds, err = images.CredentialsFromSecret(secret); err == nil {
+				out = append(out, creds...)
+				continue
+			}
+		}
+		h.event(s, corev1.EventTypeWarning, "FailedToRetrieveImagePullSecret",
+			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed: %v", ref.Name, err)
+	}
+	return out
 }

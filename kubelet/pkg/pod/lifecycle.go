@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // Hook is one step of a pod's lifecycle. It implements any of Preparer,
@@ -41,7 +44,10 @@ type Lifecycle struct {
 func (l *Lifecycle) Prepare(ctx context.Context, s *State) error {
 	for _, h := range l.Hooks {
 		if p, ok := h.(Preparer); ok {
-			if err := p.Prepare(ctx, s); err != nil {
+			start := time.Now()
+			err := p.Prepare(ctx, s)
+			klog.FromContext(ctx).V(4).Info("Prepared", "hook", h.Name(), "duration", time.Since(start), "err", err)
+			if err != nil {
 				return fmt.Errorf("%s: %w", h.Name(), err)
 			}
 		}
@@ -55,7 +61,10 @@ func (l *Lifecycle) Prepare(ctx context.Context, s *State) error {
 func (l *Lifecycle) Run(ctx context.Context, s *State) error {
 	for _, h := range l.Hooks {
 		if r, ok := h.(Runner); ok {
-			if err := r.Run(ctx, s); err != nil {
+			start := time.Now()
+			err := r.Run(ctx, s)
+			klog.FromContext(ctx).V(5).Info("Ran", "hook", h.Name(), "duration", time.Since(start), "err", err)
+			if err != nil {
 				return fmt.Errorf("%s: %w", h.Name(), err)
 			}
 		}

@@ -143,6 +143,7 @@ func (h *ProbesHook) kill(ctx context.Context, s *State, c *corev1.Container, cu
 		h.Recorder.Eventf(s.Pod, corev1.EventTypeNormal, "Killing", "Container %s %s, will be restarted", c.Name, why)
 	}
 	delete(s.Probes, c.Name)
+	s.Changed = true
 	return h.Runtime.StopContainer(ctx, cur.ID, GracePeriod(s.Pod))
 }
 

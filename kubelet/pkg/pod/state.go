@@ -3,12 +3,15 @@ package pod
 import (
 	"context"
 	"errors"
+	"io"
 	"sort"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"skiff.dev/kubelet/pkg/images"
 )
 
 // Labels the kubelet puts on every container it creates; they are all it
@@ -90,6 +93,28 @@ type ContainerSpec struct {
 	LogPath string
 	// Mounts are bind mounts of the pod's volumes.
 	Mounts []Mount
+	// Security is the container's effective security context.
+	Security Security
+}
+
+// Security is what a container's securityContext (merged with the pod's)
+// asks of the runtime.
+type Security struct {
+	// RunAsUser and RunAsGroup override the image's user when set.
+	RunAsUser  *int64
+	RunAsGroup *int64
+	// SupplementalGroups are added to the process's groups.
+	SupplementalGroups []int64
+	// ReadOnlyRootFilesystem mounts the root filesystem read-only.
+	ReadOnlyRootFilesystem bool
+	// Privileged gives every capability and the host's devices.
+	Privileged bool
+	// CapAdd and CapDrop change the default (OCI) capability set; names
+	// as in the pod spec ("NET_ADMIN", or "ALL").
+	CapAdd, CapDrop []string
+	// NoNewPrivileges sets the process's no_new_privs flag
+	// (allowPrivilegeEscalation: false).
+	NoNewPrivileges bool
 }
 
 // Mount is a bind mount of a host path into a container.
@@ -108,15 +133,16 @@ type Image struct {
 type Runtime interface {
 	// GetImage returns a local image, or ErrImageNotFound.
 	GetImage(ctx context.Context, ref string) (Image, error)
-	PullImage(ctx context.Context, ref string) (Image, error)
+	// PullImage pulls ref, with the pod's image pull secrets' credentials.
+	PullImage(ctx context.Context, ref string, creds []images.Credential) (Image, error)
 	CreateContainer(ctx context.Context, spec ContainerSpec) error
 	StartContainer(ctx context.Context, id string) error
 	// StopContainer sends SIGTERM, waits up to grace, then SIGKILL.
 	StopContainer(ctx context.Context, id string, grace time.Duration) error
 	RemoveContainer(ctx context.Context, id string) error
-	// ListContainers returns every container the kubelet created (in its
-	// namespace), with their current state.
-	ListContainers(ctx context.Context) ([]Container, error)
+	// ListContainers returns the containers the kubelet created for the
+	// pod (every pod's when podUID is empty), with their current state.
+	ListContainers(ctx context.Context, podUID types.UID) ([]Container, error)
 	// Exec runs cmd in a running container and returns its exit code and
 	// combined output; it gives up after timeout.
 	Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (exitCode int32, output []byte, err error)
@@ -184,7 +210,10 @@ type State struct {
 	Sandbox *Sandbox
 	// Prepared says every Preparer succeeded.
 	Prepared bool
-	Images   map[string]*ImageState
+	// Changed says a hook created, started, stopped or removed a
+	// container in this sync, so Containers must be read again.
+	Changed bool
+	Images  map[string]*ImageState
 	// Containers are the runtime's containers of this pod, refreshed
 	// before every sync.
 	Containers []Container
@@ -228,7 +257,7 @@ func (s *State) Latest(name string) (cur, prev *Container) {
 
 // Refresh reads the pod's containers from the runtime into s.Containers.
 func (s *State) Refresh(ctx context.Context, rt Runtime) error {
-	all, err := rt.ListContainers(ctx)
+	all, err := rt.ListContainers(ctx, s.Pod.UID)
 	if err != nil {
 		return err
 	}
@@ -258,4 +287,22 @@ func NetworkOf(pod *corev1.Pod) PodNetwork {
 		}
 	}
 	return pn
+}
+
+// ExecOptions are the streams of an interactive exec.
+type ExecOptions struct {
+	Cmd []string
+	// TTY gives the process a terminal; its output then all goes to
+	// Stdout.
+	TTY    bool
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Resize delivers terminal size changes (TTY only); may be nil.
+	Resize <-chan TerminalSize
+}
+
+// TerminalSize is a terminal's width and height in characters.
+type TerminalSize struct {
+	Width, Height uint16
 }

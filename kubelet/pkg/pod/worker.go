@@ -157,12 +157,15 @@ func (w *Worker) Sync(ctx context.Context) bool {
 		}
 	}
 	if s.Prepared {
+		s.Changed = false
 		if err := w.cfg.Lifecycle.Run(ctx, s); err != nil {
 			logger.Error(err, "Syncing the pod")
 		}
-		if err := w.refresh(ctx); err != nil {
-			logger.Error(err, "Listing the pod's containers")
-			return false
+		if s.Changed {
+			if err := w.refresh(ctx); err != nil {
+				logger.Error(err, "Listing the pod's containers")
+				return false
+			}
 		}
 	}
 	status := w.computeStatus()

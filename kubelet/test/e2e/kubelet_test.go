@@ -49,6 +49,9 @@ type env struct {
 	namespace string
 	podCIDR   string
 	regFile   string
+	// logDriver, when set, is the kubelet's --log-driver (else the test
+	// binary itself, see TestMain).
+	logDriver string
 }
 
 func setup(t *testing.T) *env {
@@ -115,6 +118,10 @@ func (e *env) options() *app.Options {
 	o.Port = 0
 	o.NodeStatusUpdateFrequency = time.Second
 	o.SyncFrequency = 300 * time.Millisecond
+	o.ClientCAFile = filepath.Join(e.ts.PKIDir, "ca.crt")
+	if e.logDriver != "" {
+		o.LogDriver = e.logDriver
+	}
 	return o
 }
 

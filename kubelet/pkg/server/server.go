@@ -1,0 +1,173 @@
+package server
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"skiff.dev/kubelet/pkg/pod"
+)
+
+// Identities allowed to use the API.
+const (
+	// APIServerKubeletClientCN is the common name of the API server's
+	// client certificate for kubelets (ctl/pkg/certs).
+	APIServerKubeletClientCN = "kube-apiserver-kubelet-client"
+	// MastersGroup is the cluster administrators' group.
+	MastersGroup = "system:masters"
+)
+
+// Pods finds a pod bound to this node.
+type Pods interface {
+	GetPod(namespace, name string) (*corev1.Pod, bool)
+}
+
+// Runtime is what the API needs of the container runtime.
+type Runtime interface {
+	ListContainers(ctx context.Context, podUID types.UID) ([]pod.Container, error)
+	ExecStream(ctx context.Context, id string, o pod.ExecOptions) (int32, error)
+}
+
+// Options configure a Server.
+type Options struct {
+	Pods    Pods
+	Runtime Runtime
+	// LogDir is the ContainersHook's: <LogDir>/<pod uid>/<name>/<attempt>.log.
+	LogDir string
+	// NetNSPath is where a pod's network namespace is pinned.
+	NetNSPath func(uid types.UID) string
+	// StreamIdleTimeout closes an exec or port-forward that carried no
+	// data for this long (default 4 h, as upstream).
+	StreamIdleTimeout time.Duration
+}
+
+// Server serves the kubelet API.
+type Server struct {
+	o Options
+}
+
+// New returns a Server.
+func New(o Options) *Server {
+	if o.StreamIdleTimeout <= 0 {
+		o.StreamIdleTimeout = 4 * time.Hour
+	}
+	return &Server{o: o}
+}
+
+// Register adds the API's routes to mux, behind authentication.
+func (s *Server) Register(mux *http.ServeMux) {
+	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.containerLogs)))
+	for _, m := range []string{"GET", "POST"} {
+		mux.Handle(m+" /exec/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.exec)))
+		mux.Handle(m+" /portForward/{namespace}/{pod}", authorized(http.HandlerFunc(s.portForward)))
+	}
+}
+
+// authorized lets through requests with a verified client certificate of
+// an allowed identity: 401 without one, 403 for another identity.
+func authorized(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+			http.Error(w, "Unauthorized: a client certificate signed by the cluster CA is required", http.StatusUnauthorized)
+			return
+		}
+		cert := r.TLS.VerifiedChains[0][0]
+		if !allowed(cert) {
+			klog.FromContext(r.Context()).V(2).Info("Refused kubelet API request", "user", cert.Subject.CommonName, "path", r.URL.Path)
+			http.Error(w, fmt.Sprintf("Forbidden: user %q may not use the kubelet API", cert.Subject.CommonName), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func allowed(cert *x509.Certificate) bool {
+	return cert.Subject.CommonName == APIServerKubeletClientCN || slices.Contains(cert.Subject.Organization, MastersGroup)
+}
+
+// errStatus is an HTTP error before a stream is opened.
+type errStatus struct {
+	code int
+	msg  string
+}
+
+func (e *errStatus) Error() string { return e.msg }
+
+func writeErr(w http.ResponseWriter, err error) {
+	if e, ok := err.(*errStatus); ok {
+		http.Error(w, e.msg, e.code)
+		return
+	}
+	http.Error(w, err.Error(), http.StatusInternalServerError)
+}
+
+// lookupPod returns the pod named in the request's path.
+func (s *Server) lookupPod(r *http.Request) (*corev1.Pod, error) {
+	ns, name := r.PathValue("namespace"), r.PathValue("pod")
+	p, ok := s.o.Pods.GetPod(ns, name)
+	if !ok {
+		return nil, &errStatus{http.StatusNotFound, fmt.Sprintf("pod %s/%s not found on this node", ns, name)}
+	}
+	return p, nil
+}
+
+// containers returns the pod's containers named name, newest attempt
+// first.
+func (s *Server) containers(ctx context.Context, p *corev1.Pod, name string) ([]pod.Container, error) {
+	all, err := s.o.Runtime.ListContainers(ctx, p.UID)
+	if err != nil {
+		return nil, err
+	}
+	var out []pod.Container
+	for _, c := range all {
+		if c.PodUID() == p.UID && c.Name() == name {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b pod.Container) int { return b.Attempt() - a.Attempt() })
+	return out, nil
+}
+
+// specHas says whether the pod spec has a container (or init container)
+// called name.
+func specHas(p *corev1.Pod, name string) bool {
+	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, c := range list {
+			if c.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// runningContainer is the running container name of the pod.
+func (s *Server) runningContainer(r *http.Request) (*corev1.Pod, pod.Container, error) {
+	p, err := s.lookupPod(r)
+	if err != nil {
+		return nil, pod.Container{}, err
+	}
+	name := r.PathValue("container")
+	if !specHas(p, name) {
+		return nil, pod.Container{}, &errStatus{http.StatusNotFound, fmt.Sprintf("container %s is not valid for pod %s", name, p.Name)}
+	}
+	cs, err := s.containers(r.Context(), p, name)
+	if err != nil {
+		return nil, pod.Container{}, err
+	}
+	if len(cs) == 0 || cs[0].State != pod.StateRunning {
+		return nil, pod.Container{}, &errStatus{http.StatusBadRequest, fmt.Sprintf("container %s in pod %s is not running", name, p.Name)}
+	}
+	return p, cs[0], nil
+}
+
+// hostPort is 127.0.0.1:port.
+func hostPort(port int32) string { return net.JoinHostPort("127.0.0.1", fmt.Sprint(port)) }

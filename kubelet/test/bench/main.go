@@ -1,0 +1,345 @@
+// Command bench measures pod start-up on one skiff-kubelet: the time from
+// a pod's create request until the watch shows it Running with all its
+// containers running, for pods whose image is already on the node; and,
+// beside it, the runtime's own floor: "ctr run --rm <image> /bin/true" on
+// the same containerd. It starts its own containerd, registry, API server
+// and kubelet (as the end-to-end tests do) and removes them at the end.
+//
+//	cd kubelet && go run ./test/bench [-pods 50] [-sequential 20] [-ctr-runs 20]
+//
+// It needs root and the packages the end-to-end tests need.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"skiff.dev/apiserver/pkg/testserver"
+	"skiff.dev/kubelet/app"
+	"skiff.dev/kubelet/pkg/logs"
+	"skiff.dev/kubelet/test/harness"
+)
+
+const (
+	nodeName  = "node-1"
+	image     = "docker.io/library/busybox:latest"
+	namespace = "default"
+)
+
+func main() {
+	if logs.IsDriver(os.Args) {
+		os.Exit(logs.DriverMain(os.Args[2]))
+	}
+	pods := flag.Int("pods", 50, "pods created at once (burst)")
+	sequential := flag.Int("sequential", 20, "pods created one after another, each once the previous runs")
+	ctrRuns := flag.Int("ctr-runs", 20, "runs of ctr run --rm for the runtime's floor")
+	parallel := flag.Int("parallel", 10, "concurrent create requests in the burst")
+	logFile := flag.String("log-file", "", "keep the kubelet's and API server's log in this file (default: a temporary file)")
+	verbosity := flag.String("v", "0", "log verbosity")
+	flag.Parse()
+	m := &harness.Main{}
+	defer m.Close()
+	if err := run(m, *pods, *sequential, *ctrRuns, *parallel, *logFile, *verbosity); err != nil {
+		m.Fatal(err)
+	}
+}
+
+func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, verbosity string) error {
+	harness.RequireTools(m)
+	dir := m.TempDir()
+	if logFile == "" {
+		logFile = filepath.Join(dir, "klog.log")
+	}
+	quietLogs(logFile, verbosity)
+	ctd := harness.StartContainerd(m)
+	registry := harness.StartRegistry(m)
+	harness.PushImage(m, harness.BuildBusyboxImage(m), registry, "library/busybox")
+	ts, err := testserver.StartServer(filepath.Join(dir, "apiserver"), nil)
+	if err != nil {
+		return err
+	}
+	m.Cleanup(ts.TearDown)
+	client := ts.Client
+	ns := "skiff-bench-" + harness.RandHex(3)
+	startKubelet(m, dir, ts, ctd, registry, ns)
+	if err := makeReady(client); err != nil {
+		return err
+	}
+	fmt.Println("warming up: pulling the image with one pod")
+	if _, err := startPods(client, "warmup", 1, 1); err != nil {
+		return err
+	}
+	if err := deleteAll(client); err != nil {
+		return err
+	}
+
+	fmt.Printf("burst: %d pods created with %d concurrent requests\n", burst, parallel)
+	burstLat, err := startPods(client, "burst", burst, parallel)
+	if err != nil {
+		return err
+	}
+	if err := deleteAll(client); err != nil {
+		return err
+	}
+	fmt.Printf("sequential: %d pods, one at a time\n", sequential)
+	var seqLat []time.Duration
+	for i := 0; i < sequential; i++ {
+		l, err := startPods(client, fmt.Sprintf("seq-%d", i), 1, 1)
+		if err != nil {
+			return err
+		}
+		seqLat = append(seqLat, l...)
+	}
+	if err := deleteAll(client); err != nil {
+		return err
+	}
+	floor, err := ctrFloor(ctd.Address, ns, ctrRuns)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	fmt.Printf("%-44s %6s %8s %8s %8s\n", "what", "n", "p50", "p99", "max")
+	report := func(name string, d []time.Duration) {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		fmt.Printf("%-44s %6d %8s %8s %8s\n", name, len(d), pct(d, 50), pct(d, 99), d[len(d)-1].Round(time.Millisecond))
+	}
+	report(fmt.Sprintf("pod create -> Running, burst of %d", burst), burstLat)
+	report("pod create -> Running, one at a time", seqLat)
+	report("ctr run --rm busybox /bin/true (floor)", floor)
+	return nil
+}
+
+// quietLogs sends klog (the kubelet's and the API server's) to a file.
+func quietLogs(path, verbosity string) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	_ = fs.Set("log_file", path)
+	_ = fs.Set("v", verbosity)
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	i := (len(d)*p+99)/100 - 1
+	if i < 0 {
+		i = 0
+	}
+	return d[i].Round(time.Millisecond)
+}
+
+// startKubelet runs the kubelet with its production defaults (1 s pod
+// sync period), on its own bridge, netns directory and containerd
+// namespace.
+func startKubelet(m *harness.Main, dir string, ts *testserver.TestServer, ctd *harness.Containerd, registry, ns string) {
+	bridge := "skb" + harness.RandHex(3)
+	regFile := filepath.Join(dir, "registries.yaml")
+	if err := os.WriteFile(regFile, []byte(fmt.Sprintf("mirrors:\n  docker.io:\n    endpoint:\n      - \"http://%s\"\n", registry)), 0o644); err != nil {
+		m.Fatal(err)
+	}
+	o := app.NewOptions()
+	o.Kubeconfig = filepath.Join(ts.Dir, "kubelet-"+nodeName+".kubeconfig")
+	o.NodeName, o.NodeIP = nodeName, "127.0.0.1"
+	o.ContainerdAddress, o.ContainerdNamespace = ctd.Address, ns
+	o.RootDir, o.NetNSDir, o.BridgeName = filepath.Join(dir, "root"), filepath.Join(dir, "netns"), bridge
+	o.RegistriesConfig = regFile
+	o.Address, o.Port = "127.0.0.1", 0
+	o.NodeStatusUpdateFrequency = time.Second
+	// The small logging driver, as make build installs it beside
+	// skiff-kubelet.
+	o.LogDriver = filepath.Join(dir, app.LogDriverName)
+	if out, err := exec.Command("go", "build", "-o", o.LogDriver, "skiff.dev/kubelet/cmd/skiff-log-driver").CombinedOutput(); err != nil {
+		m.Fatalf("building the logging driver: %v\n%s", err, out)
+	}
+	m.Cleanup(func() {
+		_ = exec.Command("ip", "link", "del", bridge).Run()
+		harness.UnmountUnder(m, dir)
+	})
+	if out, _ := exec.Command("ip", "route", "show", "10.244.0.0/16").CombinedOutput(); len(out) == 0 {
+		if err := exec.Command("ip", "route", "add", "blackhole", "10.244.0.0/16").Run(); err == nil {
+			m.Cleanup(func() { _ = exec.Command("ip", "route", "del", "blackhole", "10.244.0.0/16").Run() })
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg, err := app.Setup(ctx, o)
+	if err != nil {
+		cancel()
+		m.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx, cfg) }()
+	m.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+		}
+		cfg.Close()
+	})
+}
+
+func makeReady(client kubernetes.Interface) error {
+	ctx := context.Background()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		patch := `{"spec":{"podCIDR":"10.244.77.0/24","podCIDRs":["10.244.77.0/24"]}}`
+		_, err := client.CoreV1().Nodes().Patch(ctx, nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		if err == nil {
+			n, err := client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+			if err == nil {
+				for _, c := range n.Status.Conditions {
+					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+						return nil
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the node is not Ready after 60 s (last error: %v)", err)
+		}
+		time.Sleep(200 * time.Millisecond) // polling the node with a deadline
+	}
+}
+
+func benchPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{"bench": "1"}},
+		Spec: corev1.PodSpec{
+			NodeName:                      nodeName,
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			AutomountServiceAccountToken:  ptr.To(false),
+			Containers:                    []corev1.Container{{Name: "c", Image: image, Command: []string{"sleep", "3600"}}},
+		},
+	}
+}
+
+// running says whether the pod is Running with every container running.
+func running(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) != len(p.Spec.Containers) {
+		return false
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// startPods creates n pods (prefix-0...) with up to parallel requests in
+// flight and returns, per pod, the time from the start of its create
+// request to the watch event that shows it running.
+func startPods(client kubernetes.Interface, prefix string, n, parallel int) ([]time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	w, err := client.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	var mu sync.Mutex
+	created := map[string]time.Time{}
+	errs := make(chan error, n)
+	sem := make(chan struct{}, parallel)
+	go func() {
+		for i := 0; i < n; i++ {
+			sem <- struct{}{}
+			go func(name string) {
+				defer func() { <-sem }()
+				start := time.Now()
+				mu.Lock()
+				created[name] = start
+				mu.Unlock()
+				if _, err := client.CoreV1().Pods(namespace).Create(ctx, benchPod(name), metav1.CreateOptions{}); err != nil {
+					errs <- fmt.Errorf("creating %s: %w", name, err)
+				}
+			}(fmt.Sprintf("%s-%d", prefix, i))
+		}
+	}()
+	seen := map[string]time.Duration{}
+	for len(seen) < n {
+		select {
+		case err := <-errs:
+			return nil, err
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil, fmt.Errorf("watch ended with %d of %d pods running", len(seen), n)
+			}
+			p, isPod := ev.Object.(*corev1.Pod)
+			if !isPod || ev.Type == watch.Deleted || !running(p) {
+				continue
+			}
+			if _, done := seen[p.Name]; done {
+				continue
+			}
+			mu.Lock()
+			start, ok := created[p.Name]
+			mu.Unlock()
+			if ok {
+				seen[p.Name] = time.Since(start)
+			}
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%d of %d pods running after 5 minutes", len(seen), n)
+		}
+	}
+	out := make([]time.Duration, 0, n)
+	for _, d := range seen {
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// deleteAll deletes the benchmark's pods and waits until they are gone
+// (the kubelet has torn them down and removed them from the API).
+func deleteAll(client kubernetes.Interface) error {
+	ctx := context.Background()
+	if err := client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},
+		metav1.ListOptions{LabelSelector: "bench=1"}); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "bench=1"})
+		if err == nil && len(list.Items) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pods still there after 3 minutes: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond) // polling with a deadline
+	}
+}
+
+// ctrFloor times "ctr run --rm <image> <id> /bin/true" on the kubelet's
+// containerd namespace (where the image is unpacked).
+func ctrFloor(address, ns string, runs int) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := 0; i < runs; i++ {
+		start := time.Now()
+		cmd := exec.Command("ctr", "-a", address, "-n", ns, "run", "--rm", image, fmt.Sprintf("bench-ctr-%d", i), "/bin/true")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("ctr run: %v: %s", err, b)
+		}
+		out = append(out, time.Since(start))
+	}
+	return out, nil
+}
