@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -38,8 +39,22 @@ func main() {
 	nodes := flag.Int("nodes", 100, "Node objects for the scheduling phase")
 	runs := flag.Int("runs", 3, "runs of each phase")
 	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (API server, controllers and scheduler share this process) to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*replicas, *nodes, *runs, *timeout); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -171,7 +186,8 @@ func rollout(ctx context.Context, c kubernetes.Interface, ns string, replicas in
 	}, metav1.CreateOptions{}); err != nil {
 		return 0, err
 	}
-	seen := map[string]bool{}
+	seen, exist := map[string]bool{}, map[string]bool{}
+	var allExist time.Duration
 	for len(seen) < replicas {
 		select {
 		case <-ctx.Done():
@@ -184,12 +200,19 @@ func rollout(ctx context.Context, c kubernetes.Interface, ns string, replicas in
 			if !isPod || ev.Type == watch.Deleted {
 				continue
 			}
+			if exist[pod.Name] = true; len(exist) == replicas && allExist == 0 {
+				allExist = time.Since(start)
+			}
 			if !bound || pod.Spec.NodeName != "" {
 				seen[pod.Name] = true
 			}
 		}
 	}
-	return time.Since(start), nil
+	took := time.Since(start)
+	if bound {
+		fmt.Printf("    (all %d pods existed after %v)\n", replicas, allExist.Round(time.Millisecond))
+	}
+	return took, nil
 }
 
 func makeNodes(ctx context.Context, c kubernetes.Interface, n int) error {
