@@ -8,11 +8,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -20,7 +18,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"skiff.dev/controller-manager/pkg/controller/controllerutil"
@@ -97,52 +94,11 @@ func NewController(client kubernetes.Interface, dInformer appsinformers.Deployme
 	return c
 }
 
-// Run starts workers and blocks until ctx is done. It waits for the
-// informer caches first.
+// Run waits for the informer caches, then runs workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	logger := klog.FromContext(ctx).WithValues("controller", ControllerName)
-	ctx = klog.NewContext(ctx, logger)
-	logger.Info("Starting controller")
-	defer logger.Info("Shutting down controller")
-	if !cache.WaitForNamedCacheSync(ControllerName, ctx.Done(), c.synced...) {
-		return fmt.Errorf("%s: caches did not sync before shutdown", ControllerName)
-	}
-	for range max(workers, 1) {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	start := time.Now()
-	err := c.sync(ctx, key)
-	c.metrics.ObserveSync(ControllerName, start, err)
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-	if apierrors.IsConflict(err) {
-		// Optimistic concurrency: the cache was behind a write; the retry
-		// reads the newer object.
-		klog.FromContext(ctx).V(2).Info("Sync hit a conflict, retrying", "key", key, "err", err)
-	} else {
-		utilruntime.HandleErrorWithContext(ctx, err, "Sync failed", "key", key)
-	}
-	c.queue.AddRateLimited(key)
-	return true
+	return controllerutil.Workers{
+		Name: ControllerName, Queue: c.queue, Sync: c.sync, Metrics: c.metrics, Synced: c.synced,
+	}.Run(ctx, workers)
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -18,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
+	"skiff.dev/controller-manager/pkg/controller/controllerutil"
 	"skiff.dev/controller-manager/pkg/controller/metrics"
 )
 
@@ -76,51 +74,20 @@ func (c *Controller) enqueue(obj any) {
 	c.queue.Add(ns.Name)
 }
 
-// Run runs workers until ctx is done.
+// Run waits for the informer caches, then runs workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting controller", "controller", ControllerName)
-	defer logger.Info("Shutting down controller", "controller", ControllerName)
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return nil
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	start := time.Now()
-	err := c.sync(ctx, key)
-	c.metrics.ObserveSync(ControllerName, start, err)
-	var remaining *ResourcesRemainingError
-	switch {
-	case err == nil:
-		c.queue.Forget(key)
-	case errors.As(err, &remaining):
-		// Content is still going away (pods in their grace period):
-		// come back about when it should be gone.
-		c.queue.Forget(key)
-		c.queue.AddAfter(key, time.Duration(remaining.Estimate/2+1)*time.Second)
-	default:
-		utilruntime.HandleErrorWithContext(ctx, err, "Deleting namespace content", "namespace", key)
-		c.queue.AddRateLimited(key)
-	}
-	return true
+	return controllerutil.Workers{
+		Name: ControllerName, Queue: c.queue, Sync: c.sync, Metrics: c.metrics, Synced: []cache.InformerSynced{c.synced},
+		After: func(err error) (time.Duration, bool) {
+			// Content is still going away (pods in their grace period):
+			// come back about when it should be gone.
+			var remaining *ResourcesRemainingError
+			if errors.As(err, &remaining) {
+				return time.Duration(remaining.Estimate/2+1) * time.Second, true
+			}
+			return 0, false
+		},
+	}.Run(ctx, workers)
 }
 
 func (c *Controller) sync(ctx context.Context, name string) error {

@@ -8,15 +8,12 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -25,6 +22,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/controller-manager/pkg/controller/controllerutil"
 	"skiff.dev/controller-manager/pkg/controller/metrics"
 )
 
@@ -205,25 +203,12 @@ func parseCIDRs(in []string) []*net.IPNet {
 	return out
 }
 
-// Run rebuilds the allocation from the nodes, then runs workers until ctx
-// is done.
+// Run waits for the informer caches, then runs workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting controller", "controller", ControllerName)
-	defer logger.Info("Shutting down controller", "controller", ControllerName)
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return nil
-	}
-	if err := c.occupyExisting(); err != nil {
-		return err
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
+	return controllerutil.Workers{
+		Name: ControllerName, Queue: c.queue, Sync: c.sync, Metrics: c.metrics, Synced: []cache.InformerSynced{c.synced},
+		Started: c.occupyExisting,
+	}.Run(ctx, workers)
 }
 
 // occupyExisting marks every existing node's podCIDRs as used.
@@ -247,29 +232,6 @@ func (c *Controller) occupyExisting() error {
 		}
 	}
 	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	start := time.Now()
-	err := c.sync(ctx, key)
-	c.metrics.ObserveSync(ControllerName, start, err)
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-	utilruntime.HandleErrorWithContext(ctx, err, "Allocating a pod CIDR", "node", key)
-	c.queue.AddRateLimited(key)
-	return true
 }
 
 // sync gives node name its subnets when it has none.

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -19,6 +16,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/controller-manager/pkg/controller/controllerutil"
 	"skiff.dev/controller-manager/pkg/controller/metrics"
 )
 
@@ -102,44 +100,11 @@ func (c *Controller) enqueueConfigMap(obj any) {
 	}
 }
 
-// Run runs workers until ctx is done.
+// Run waits for the informer caches, then runs workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting controller", "controller", ControllerName)
-	defer logger.Info("Shutting down controller", "controller", ControllerName)
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return nil
-	}
-	for range workers {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	start := time.Now()
-	err := c.sync(ctx, key)
-	c.metrics.ObserveSync(ControllerName, start, err)
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-	utilruntime.HandleErrorWithContext(ctx, err, "Syncing root CA ConfigMap", "namespace", key)
-	c.queue.AddRateLimited(key)
-	return true
+	return controllerutil.Workers{
+		Name: ControllerName, Queue: c.queue, Sync: c.sync, Metrics: c.metrics, Synced: c.synced,
+	}.Run(ctx, workers)
 }
 
 // sync makes the namespace's ConfigMap what it should be.
