@@ -135,7 +135,9 @@ require (
 	k8s.io/kube-openapi v0.0.0-20241105132330-32ad38e42d3f // indirect
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.2 // indirect
+	skiff.dev/controller-manager v0.0.0
 	skiff.dev/ctl v0.0.0 // indirect
+	skiff.dev/scheduler v0.0.0
 )
 
 replace skiff.dev/apiserver => ../apiserver
@@ -143,3 +145,7 @@ replace skiff.dev/apiserver => ../apiserver
 replace skiff.dev/ctl => ../ctl
 
 replace skiff.dev/component-base => ../component-base
+
+replace skiff.dev/controller-manager => ../controller-manager
+
+replace skiff.dev/scheduler => ../scheduler
