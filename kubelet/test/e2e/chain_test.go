@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,10 @@ func TestSeed003ReplicaSetServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	startDaemon(t, "scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, sched) })
+	// The API server reaches the kubelet with its kubelet-client
+	// certificate and checks the kubelet's serving certificate.
+	e.tlsCert = filepath.Join(e.ts.PKIDir, "kubelet-"+nodeName+".crt")
+	e.tlsKey = filepath.Join(e.ts.PKIDir, "kubelet-"+nodeName+".key")
 	e.startKubelet(t)
 
 	labels := map[string]string{"app": "web"}
@@ -129,6 +135,23 @@ func TestSeed003ReplicaSetServes(t *testing.T) {
 		return pods
 	}
 	pods := serving("the ReplicaSet's two pods serving", "")
+
+	// The real kubectl, through the API server to this kubelet.
+	kubectl := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", e.ts.Kubeconfig}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if got, want := strings.TrimSpace(kubectl("exec", pods[0].Name, "--", "cat", "/www/index.html")), "served-by-"+pods[0].Name; got != want {
+		t.Errorf("kubectl exec: %q, want %q", got, want)
+	}
+	kubectl("exec", pods[0].Name, "--", "sh", "-c", "echo to-the-log > /proc/1/fd/1")
+	if got := kubectl("logs", pods[0].Name); !strings.Contains(got, "to-the-log") {
+		t.Errorf("kubectl logs: %q, want the line written to the container's stdout", got)
+	}
 
 	gone := pods[0]
 	if err := e.client.CoreV1().Pods("default").Delete(ctx, gone.Name, metav1.DeleteOptions{}); err != nil {

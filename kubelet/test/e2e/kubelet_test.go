@@ -52,6 +52,9 @@ type env struct {
 	// logDriver, when set, is the kubelet's --log-driver (else the test
 	// binary itself, see TestMain).
 	logDriver string
+	// tlsCert and tlsKey, when set, are the kubelet's serving certificate
+	// (else a self-signed one).
+	tlsCert, tlsKey string
 }
 
 func setup(t *testing.T) *env {
@@ -122,6 +125,7 @@ func (e *env) options() *app.Options {
 	if e.logDriver != "" {
 		o.LogDriver = e.logDriver
 	}
+	o.TLSCertFile, o.TLSKeyFile = e.tlsCert, e.tlsKey
 	return o
 }
 
