@@ -45,14 +45,29 @@ func (o objects) Get(ctx context.Context, group, resource, namespace, name strin
 	return obj, err
 }
 
-// List reads a collection (of one namespace, or all for "").
+// List reads a collection (of one namespace, or all for "") from the watch
+// cache as it is, as upstream's admission plugins read their informers: a
+// consistent list from the cache would make every admitted write wait until
+// the cache of LimitRanges, ResourceQuotas or PriorityClasses had caught up
+// with etcd's latest revision, which under a burst of writes to other
+// resources can take seconds. An empty answer is checked against etcd
+// itself, as upstream's plugins do a live lookup when their informer has
+// nothing, so an object created just before is never missed. What must be
+// exact (a quota's usage) is charged by compare-and-swap on the object.
 func (o objects) List(ctx context.Context, group, resource, namespace string) ([]runtime.Object, error) {
 	st, err := o.storeOf(group, resource)
 	if err != nil {
 		return nil, err
 	}
-	list, err := st.List(ctx, namespace, storage.ListOptions{})
+	list, err := st.List(ctx, namespace, storage.ListOptions{ResourceVersion: "0"})
 	if err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil || len(items) > 0 {
+		return items, err
+	}
+	if list, err = st.List(ctx, namespace, storage.ListOptions{FromStorage: true}); err != nil {
 		return nil, err
 	}
 	return meta.ExtractList(list)

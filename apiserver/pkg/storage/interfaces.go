@@ -105,6 +105,9 @@ type ListOptions struct {
 	// SendInitialEvents asks a watch for the current state first, closed by a
 	// bookmark annotated k8s.io/initial-events-end.
 	SendInitialEvents *bool
+	// FromStorage makes a list read etcd itself, past any cache: a
+	// consistent read that never waits for a cache to catch up.
+	FromStorage bool
 }
 
 // UpdateFunc computes the new object from the current one. It must not

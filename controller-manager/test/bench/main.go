@@ -200,6 +200,9 @@ func rollout(ctx context.Context, c kubernetes.Interface, ns string, replicas in
 			if !isPod || ev.Type == watch.Deleted {
 				continue
 			}
+			if !exist[pod.Name] && os.Getenv("BENCH_TRACE") != "" && len(exist)%50 == 0 {
+				fmt.Printf("      %v: %d pods\n", time.Since(start).Round(time.Millisecond), len(exist))
+			}
 			if exist[pod.Name] = true; len(exist) == replicas && allExist == 0 {
 				allExist = time.Since(start)
 			}

@@ -363,7 +363,7 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 		return err
 	}
 	hasLimit := opts.Predicate.Limit > 0 && opts.ResourceVersion != "0"
-	if opts.Predicate.Continue != "" || hasLimit || opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact || !opts.Recursive {
+	if opts.FromStorage || opts.Predicate.Continue != "" || hasLimit || opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact || !opts.Recursive {
 		return c.store.GetList(ctx, key, opts, listObj)
 	}
 	c.mu.Lock()
