@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,9 +19,47 @@ import (
 )
 
 // objects lets admission plugins read stored objects through the stores.
-type objects struct{ s *Server }
+type objects struct {
+	s *Server
+	// empty remembers, per resource and namespace, when etcd last had
+	// nothing while the cache had nothing either (upstream's plugins keep
+	// such live lookups for 30 s).
+	empty *emptyLookups
+}
 
 var _ admission.Objects = objects{}
+
+func newObjects(s *Server) objects {
+	return objects{s: s, empty: &emptyLookups{ttl: 10 * time.Second, at: map[string]time.Time{}}}
+}
+
+// emptyLookups is a small TTL set of collections found empty in etcd.
+type emptyLookups struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	at  map[string]time.Time
+}
+
+func (e *emptyLookups) fresh(key string, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ok := e.at[key]
+	return ok && now.Sub(t) < e.ttl
+}
+
+func (e *emptyLookups) set(key string, now time.Time, empty bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !empty {
+		delete(e.at, key)
+		return
+	}
+	if len(e.at) > 10000 {
+		// Bounded: forget everything rather than grow without end.
+		e.at = map[string]time.Time{}
+	}
+	e.at[key] = now
+}
 
 func (o objects) storeOf(group, resource string) (*registry.Store, error) {
 	if o.s.handler == nil {
@@ -52,8 +92,9 @@ func (o objects) Get(ctx context.Context, group, resource, namespace, name strin
 // with etcd's latest revision, which under a burst of writes to other
 // resources can take seconds. An empty answer is checked against etcd
 // itself, as upstream's plugins do a live lookup when their informer has
-// nothing, so an object created just before is never missed. What must be
-// exact (a quota's usage) is charged by compare-and-swap on the object.
+// nothing, and an empty etcd answer is trusted for a while (the cache sees
+// a new object within milliseconds, well before that). What must be exact
+// (a quota's usage) is charged by compare-and-swap on the object.
 func (o objects) List(ctx context.Context, group, resource, namespace string) ([]runtime.Object, error) {
 	st, err := o.storeOf(group, resource)
 	if err != nil {
@@ -67,10 +108,18 @@ func (o objects) List(ctx context.Context, group, resource, namespace string) ([
 	if err != nil || len(items) > 0 {
 		return items, err
 	}
+	key, now := group+"/"+resource+"/"+namespace, time.Now()
+	if o.empty.fresh(key, now) {
+		return nil, nil
+	}
 	if list, err = st.List(ctx, namespace, storage.ListOptions{FromStorage: true}); err != nil {
 		return nil, err
 	}
-	return meta.ExtractList(list)
+	if items, err = meta.ExtractList(list); err != nil {
+		return nil, err
+	}
+	o.empty.set(key, now, len(items) == 0)
+	return items, nil
 }
 
 // updateQuota is the ResourceQuota plugin's compare-and-swap on a quota.

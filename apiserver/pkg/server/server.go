@@ -115,7 +115,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	}, SystemNamespaces...)
 	// Upstream's order of the plugins skiff has.
 	s.webhooks = admission.NewWebhooks(s.nsLifecycle.Labels, s.resolveWebhookService)
-	objs := objects{s}
+	objs := newObjects(s)
 	quota := &admission.ResourceQuota{Objects: objs, Update: s.updateQuota}
 	for _, p := range []admission.Plugin{
 		s.nsLifecycle,

@@ -1,0 +1,37 @@
+package server
+
+import (
+	"testing"
+	"time"
+)
+
+func TestEmptyLookups(t *testing.T) {
+	e := &emptyLookups{ttl: 10 * time.Second, at: map[string]time.Time{}}
+	t0 := time.Unix(1000, 0)
+	if e.fresh("/limitranges/a", t0) {
+		t.Fatal("fresh before any lookup")
+	}
+	e.set("/limitranges/a", t0, true)
+	tests := []struct {
+		name string
+		key  string
+		at   time.Time
+		want bool
+	}{
+		{"same collection within the TTL", "/limitranges/a", t0.Add(9 * time.Second), true},
+		{"same collection after the TTL", "/limitranges/a", t0.Add(10 * time.Second), false},
+		{"another namespace", "/limitranges/b", t0.Add(time.Second), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := e.fresh(tt.key, tt.at); got != tt.want {
+				t.Errorf("fresh(%s) = %v, want %v", tt.key, got, tt.want)
+			}
+		})
+	}
+	// A non-empty answer forgets the entry at once.
+	e.set("/limitranges/a", t0.Add(time.Second), false)
+	if e.fresh("/limitranges/a", t0.Add(2*time.Second)) {
+		t.Error("an empty answer was kept after a non-empty one")
+	}
+}
