@@ -29,6 +29,10 @@ type Options struct {
 	RetryPeriod       time.Duration
 	ResourceNamespace string
 	ResourceName      string
+	// KeepLeaseOnExit leaves the Lease held when the context ends, as a
+	// crashed process would (tests of the hand-over); by default a
+	// stopping leader releases it so a standby takes over at once.
+	KeepLeaseOnExit bool
 }
 
 // NewOptions returns upstream's defaults for a Lease named name in
@@ -114,7 +118,7 @@ func Run(ctx context.Context, o *Options, cfg *rest.Config, leading *atomic.Bool
 		LeaseDuration:   o.LeaseDuration,
 		RenewDeadline:   o.RenewDeadline,
 		RetryPeriod:     o.RetryPeriod,
-		ReleaseOnCancel: true,
+		ReleaseOnCancel: !o.KeepLeaseOnExit,
 		Name:            o.ResourceName,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
