@@ -17,9 +17,9 @@ import (
 type Options struct {
 	BindAddress string
 	// Port is the HTTPS port; 0 picks a free one.
-	Port        int
-	CertFile    string
-	KeyFile     string
+	Port     int
+	CertFile string
+	KeyFile  string
 	// ClientCAFile, when set, turns on authentication and authorization of
 	// /metrics (see the package documentation).
 	ClientCAFile string
