@@ -213,6 +213,7 @@ func (r *Resolver) expand(typ string) ([]*meta.RESTMapping, error) {
 	if r.Discovery != nil {
 		grs, ok := restmapper.NewDiscoveryCategoryExpander(r.Discovery).Expand(strings.ToLower(typ))
 		if ok && len(grs) > 0 {
+			r.sortAsServed(grs)
 			var out []*meta.RESTMapping
 			for _, gr := range grs {
 				gvk, err := r.Mapper.KindFor(gr.WithVersion(""))
@@ -229,6 +230,32 @@ func (r *Resolver) expand(typ string) ([]*meta.RESTMapping, error) {
 		}
 	}
 	return nil, err
+}
+
+// sortAsServed orders a category's resources as kubectl prints them: by
+// the server's order of API groups (core first), then by resource name.
+// The expansion's own order follows the discovery cache's and is not
+// stable from one run to the next.
+func (r *Resolver) sortAsServed(grs []schema.GroupResource) {
+	rank := map[string]int{}
+	if groups, err := r.Discovery.ServerGroups(); err == nil {
+		for i, g := range groups.Groups {
+			if _, seen := rank[g.Name]; !seen {
+				rank[g.Name] = i
+			}
+		}
+	}
+	sort.SliceStable(grs, func(i, j int) bool {
+		ri, iok := rank[grs[i].Group]
+		rj, jok := rank[grs[j].Group]
+		if iok != jok {
+			return iok
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return grs[i].Resource < grs[j].Resource
+	})
 }
 
 func (r *Resolver) slashTargets(args []string) ([]Target, error) {
