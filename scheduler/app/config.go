@@ -5,7 +5,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 
@@ -136,7 +138,16 @@ func listers(d discovery.DiscoveryInterface, f informers.SharedInformerFactory) 
 func servedResources(d discovery.DiscoveryInterface, gvs ...string) (map[schema.GroupVersionResource]bool, error) {
 	out := map[schema.GroupVersionResource]bool{}
 	for _, gv := range gvs {
-		list, err := d.ServerResourcesForGroupVersion(gv)
+		// A just-started API server may not yet authorize discovery (its
+		// RBAC cache fills a moment after it is ready) or answer at all:
+		// retry with back-off, for about 25 s, before giving up.
+		var list *metav1.APIResourceList
+		var err error
+		backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 9, Cap: 5 * time.Second}
+		_ = wait.ExponentialBackoff(backoff, func() (bool, error) {
+			list, err = d.ServerResourcesForGroupVersion(gv)
+			return err == nil || isNotFound(err), nil
+		})
 		if err != nil {
 			if isNotFound(err) {
 				continue
