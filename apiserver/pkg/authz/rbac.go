@@ -77,6 +77,24 @@ func (r *RBAC) Apply(ev watch.Event) {
 	}
 }
 
+// HasClusterObjects reports whether every named ClusterRole and
+// ClusterRoleBinding has reached the authorizer.
+func (r *RBAC) HasClusterObjects(roles, bindings []string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, n := range roles {
+		if _, ok := r.clusterRoles[n]; !ok {
+			return false
+		}
+	}
+	for _, n := range bindings {
+		if _, ok := r.clusterRoleBindings[n]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // Reset forgets every object of one resource (roles, clusterroles,
 // rolebindings or clusterrolebindings), before its whole state is applied
 // again.

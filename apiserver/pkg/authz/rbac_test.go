@@ -70,6 +70,12 @@ func TestRBACBindingsAggregationAndReset(t *testing.T) {
 	if get("team") != NoOpinion {
 		t.Error("Reset kept a binding")
 	}
+	if !r.HasClusterObjects([]string{"view", "view-pods"}, nil) {
+		t.Error("HasClusterObjects: the applied ClusterRoles are missing")
+	}
+	if r.HasClusterObjects([]string{"view"}, []string{"cluster-admin"}) {
+		t.Error("HasClusterObjects: a ClusterRoleBinding never applied is reported present")
+	}
 }
 
 func TestNodeAuthorizerGraph(t *testing.T) {

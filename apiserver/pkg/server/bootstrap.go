@@ -50,6 +50,24 @@ func (s *Server) runBootstrap(ctx context.Context) error {
 		}
 		return err
 	}
+	// Ready only once the authorizer holds the bootstrap policy too: the
+	// feeds may have synced before it was written, and a component that
+	// starts on readyz must not be refused for the moment in between.
+	if s.rbac != nil {
+		var roles, bindings []string
+		for _, r := range authz.BootstrapClusterRoles() {
+			roles = append(roles, r.Name)
+		}
+		for _, b := range authz.BootstrapClusterRoleBindings() {
+			bindings = append(bindings, b.Name)
+		}
+		err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+			return s.rbac.HasClusterObjects(roles, bindings), nil
+		})
+		if err != nil {
+			return nil
+		}
+	}
 	close(s.bootstrapped)
 	ticker := time.NewTicker(10 * time.Second)
 	defer ticker.Stop()
