@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"skiff.dev/apiserver/pkg/server"
-	"skiff.dev/apiserver/pkg/testserver"
 	"skiff.dev/ctl/pkg/certs"
 )
 
@@ -28,21 +26,21 @@ const chainUser = "bench-writer"
 // creates by an RBAC-authorized user on a server with Node,RBAC and every
 // admission plugin, then on a fresh server with AlwaysAllow and no
 // admission. Each run gets a fresh server, so neither inherits the other's
-// data.
+// data. The servers' goroutines carry the pprof label chain=on or chain=off.
 func (b *bench) chainPhase(ctx context.Context) error {
 	configs := []struct {
-		name      string
-		customize func(*server.Options)
+		name, label string
+		customize   func(*server.Options)
 	}{
-		{"Node,RBAC + admission", func(*server.Options) {}},
-		{"AlwaysAllow, no admission", func(so *server.Options) {
+		{"Node,RBAC + admission", "on", func(*server.Options) {}},
+		{"AlwaysAllow, no admission", "off", func(so *server.Options) {
 			so.AuthorizationModes = []string{"AlwaysAllow"}
 			so.DisableAdmissionPlugins = server.AdmissionPlugins
 		}},
 	}
 	rates := make([]float64, len(configs))
 	for i, c := range configs {
-		rate, n, err := b.chainRun(ctx, c.customize)
+		rate, n, err := b.chainRun(ctx, c.label, c.customize)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
@@ -64,23 +62,17 @@ func (b *bench) chainPhase(ctx context.Context) error {
 	return nil
 }
 
-func (b *bench) chainRun(ctx context.Context, customize func(*server.Options)) (float64, int, error) {
+func (b *bench) chainRun(ctx context.Context, label string, customize func(*server.Options)) (float64, int, error) {
 	dir, err := os.MkdirTemp("", "skiff-bench-chain-")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer os.RemoveAll(dir)
-	var ts *testserver.TestServer
-	pprof.Do(ctx, pprof.Labels("side", "server"), func(context.Context) {
-		ts, err = testserver.StartServer(dir, func(so *server.Options) {
-			so.EtcdCompactionInterval = 0
-			so.AdvertiseAddress = ""
-			customize(so)
-		})
-	})
+	ts, stopEtcd, err := startServer(ctx, b.o, dir, label, customize)
 	if err != nil {
 		return 0, 0, err
 	}
+	defer stopEtcd()
 	defer ts.TearDown()
 	const ns = "bench-chain"
 	if _, err := ts.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

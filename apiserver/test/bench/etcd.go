@@ -69,6 +69,11 @@ func (b *bench) etcdPhase(ctx context.Context) error {
 		{"gRPC", "gRPC client on its loopback client URL", grpcClient},
 		{"in-process", "in-process client (the server's own path)", b.ts.Server.EtcdClient()},
 	}
+	if b.o.etcdBinary != "" {
+		// etcd is its own process: the server's path is a gRPC client too.
+		kinds = kinds[:1]
+		kinds[0].setting = "gRPC client to " + b.o.etcdBinary + " running as its own process"
+	}
 	for _, k := range kinds {
 		progress("etcd baseline: %d txn puts of %d bytes, %d goroutines, %s client (%s)", b.o.etcdWrites, len(b.storedPod), b.o.clients, k.name, u)
 		r, err := etcdWrites(ctx, k.c, "/bench-etcd/"+k.name+"/pods/bench-create-protobuf/pod-", b.storedPod, b.o.clients, b.o.etcdWrites, b.o.duration)

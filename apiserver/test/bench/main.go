@@ -34,6 +34,7 @@ type options struct {
 	watchWrites int
 	watchRates  []float64
 	cpuProfile  string
+	etcdBinary  string
 }
 
 var allPhases = []string{"create", "etcd", "list", "watch", "chain"}
@@ -54,6 +55,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.watchWrites, "watch-writes", 1000, "ConfigMap updates per watch run.")
 	rates := fs.String("watch-rates", "100,0", "Update rates (writes/s) of the watch runs, comma-separated; 0 means one writer sending back-to-back.")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole process (server and clients, labelled side=server|client) to this file.")
+	fs.StringVar(&o.etcdBinary, "etcd-binary", "", "Run this etcd binary (e.g. /usr/bin/etcd of the Debian package etcd-server) as a separate process for each API server, as a deployment does. Empty: the server's embedded etcd.")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -120,21 +122,11 @@ func run(ctx context.Context, o *options) (err error) {
 
 	// Everything the server starts (its listener, handlers, the embedded
 	// etcd) inherits side=server, so a profile can be split by side.
-	var ts *testserver.TestServer
-	pprof.Do(ctx, pprof.Labels("side", "server"), func(context.Context) {
-		ts, err = testserver.StartServer(dir, func(so *server.Options) {
-			// The bench is short: no compaction during a run.
-			so.EtcdCompactionInterval = 0
-			// Advertise the host's address, as a deployed server does: the
-			// kubernetes Endpoints may not hold a loopback address, and the
-			// retries would otherwise run (and log) during the measurements.
-			// Nothing is sent to it.
-			so.AdvertiseAddress = ""
-		})
-	})
+	ts, stopEtcd, err := startServer(ctx, o, dir, "", func(*server.Options) {})
 	if err != nil {
 		return fmt.Errorf("starting the API server: %w", err)
 	}
+	defer stopEtcd()
 	defer ts.TearDown()
 	progress("API server ready at %s (state in %s)", ts.URL, dir)
 
@@ -163,6 +155,47 @@ func run(ctx context.Context, o *options) (err error) {
 	fmt.Print(b.table())
 	fmt.Printf("\nCPU during the measurements: %s.\n", load)
 	return nil
+}
+
+// startServer starts an API server with its state in dir, on an external
+// etcd process when -etcd-binary is set. Everything the server starts
+// inherits the pprof label side=server (and chain=<chainLabel> when given).
+func startServer(ctx context.Context, o *options, dir, chainLabel string, customize func(*server.Options)) (*testserver.TestServer, func(), error) {
+	stopEtcd := func() {}
+	var etcdServers []string
+	if o.etcdBinary != "" {
+		e, err := startExternalEtcd(ctx, o.etcdBinary, dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		stopEtcd = e.stop
+		etcdServers = []string{e.url}
+		progress("etcd %s running as its own process at %s", o.etcdBinary, e.url)
+	}
+	labels := pprof.Labels("side", "server")
+	if chainLabel != "" {
+		labels = pprof.Labels("side", "server", "chain", chainLabel)
+	}
+	var ts *testserver.TestServer
+	var err error
+	pprof.Do(ctx, labels, func(context.Context) {
+		ts, err = testserver.StartServer(dir, func(so *server.Options) {
+			// The bench is short: no compaction during a run.
+			so.EtcdCompactionInterval = 0
+			// Advertise the host's address, as a deployed server does: the
+			// kubernetes Endpoints may not hold a loopback address, and the
+			// retries would otherwise run (and log) during the measurements.
+			// Nothing is sent to it.
+			so.AdvertiseAddress = ""
+			so.EtcdServers = etcdServers
+			customize(so)
+		})
+	})
+	if err != nil {
+		stopEtcd()
+		return nil, nil, err
+	}
+	return ts, stopEtcd, nil
 }
 
 // bench holds the server and what the phases found.
