@@ -2,7 +2,7 @@ package authz
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -125,7 +125,7 @@ func (r *RBAC) Authorize(_ context.Context, a Attributes) (Decision, string, err
 			continue
 		}
 		if RulesAllow(a, r.clusterRoleRules(b.RoleRef.Name)) {
-			return Allow, fmt.Sprintf("RBAC: allowed by ClusterRoleBinding %q of ClusterRole %q to %s", b.Name, b.RoleRef.Name, describe(a.User)), nil
+			return Allow, "RBAC: allowed by ClusterRoleBinding " + strconv.Quote(b.Name) + " of ClusterRole " + strconv.Quote(b.RoleRef.Name) + " to " + describe(a.User), nil
 		}
 	}
 	if a.Namespace != "" {
@@ -143,7 +143,7 @@ func (r *RBAC) Authorize(_ context.Context, a Attributes) (Decision, string, err
 				rules = r.clusterRoleRules(b.RoleRef.Name)
 			}
 			if RulesAllow(a, rules) {
-				return Allow, fmt.Sprintf("RBAC: allowed by RoleBinding %q of %s %q to %s", b.Namespace+"/"+b.Name, b.RoleRef.Kind, b.RoleRef.Name, describe(a.User)), nil
+				return Allow, "RBAC: allowed by RoleBinding " + strconv.Quote(b.Namespace+"/"+b.Name) + " of " + b.RoleRef.Kind + " " + strconv.Quote(b.RoleRef.Name) + " to " + describe(a.User), nil
 			}
 		}
 	}
@@ -177,7 +177,7 @@ func (r *RBAC) clusterRoleRules(name string) []rbacv1.PolicyRule {
 }
 
 func describe(u *authn.User) string {
-	return fmt.Sprintf("User %q", u.Name)
+	return "User " + strconv.Quote(u.Name)
 }
 
 func subjectsMatch(subjects []rbacv1.Subject, bindingNamespace string, u *authn.User) bool {

@@ -24,6 +24,7 @@ func ToStatusError(err error, gr schema.GroupResource, name string) *apierrors.S
 	if errors.As(err, &status) {
 		return &apierrors.StatusError{ErrStatus: status.Status()}
 	}
+	var expiredContinue *storage.ContinueExpiredError
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return apierrors.NewNotFound(gr, name)
@@ -31,6 +32,10 @@ func ToStatusError(err error, gr schema.GroupResource, name string) *apierrors.S
 		return apierrors.NewAlreadyExists(gr, name)
 	case errors.Is(err, storage.ErrConflict):
 		return apierrors.NewConflict(gr, name, errors.New(conflictMessage(err)))
+	case errors.As(err, &expiredContinue):
+		e := apierrors.NewResourceExpired(expiredContinue.Error())
+		e.ErrStatus.ListMeta.Continue = expiredContinue.Continue
+		return e
 	case errors.Is(err, storage.ErrGone):
 		return apierrors.NewResourceExpired(err.Error())
 	case errors.Is(err, storage.ErrTooLargeResourceVersion):

@@ -15,6 +15,29 @@ type continueToken struct {
 	StartKey        string `json:"start"`
 }
 
+// InconsistentContinueRV in a continue token means: continue at the latest
+// revision (upstream's -1), given after the token's own revision was
+// compacted.
+const InconsistentContinueRV = -1
+
+// ContinueExpiredError is a LIST continued from a compacted revision. It
+// is ErrGone, and carries the token that continues the same list at the
+// latest revision, which upstream returns in the 410 Status.
+type ContinueExpiredError struct {
+	// Continue continues from the same key at the latest revision; empty if
+	// it could not be made.
+	Continue string
+}
+
+func (e *ContinueExpiredError) Error() string {
+	if e.Continue == "" {
+		return "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter."
+	}
+	return "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+}
+
+func (e *ContinueExpiredError) Unwrap() error { return ErrGone }
+
 // EncodeContinue makes the token for the next page: the list continues at
 // key (relative to keyPrefix) at revision rev.
 func EncodeContinue(key, keyPrefix string, rev int64) (string, error) {
@@ -29,7 +52,8 @@ func EncodeContinue(key, keyPrefix string, rev int64) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(out), nil
 }
 
-// DecodeContinue returns the absolute key to start at and the revision.
+// DecodeContinue returns the absolute key to start at and the revision
+// (InconsistentContinueRV: the latest).
 func DecodeContinue(token, keyPrefix string) (fromKey string, rev int64, err error) {
 	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,26 +39,43 @@ func (b *bench) chainPhase(ctx context.Context) error {
 			so.DisableAdmissionPlugins = server.AdmissionPlugins
 		}},
 	}
-	rates := make([]float64, len(configs))
-	for i, c := range configs {
-		rate, n, err := b.chainRun(ctx, c.label, c.customize)
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
+	// The pairs alternate (on, off, on, off, ...) so that a slow spell of
+	// this shared machine does not fall on one configuration only; the cost
+	// is the median over the pairs.
+	var costs []float64
+	for pair := 1; pair <= b.o.chainPairs; pair++ {
+		var rates [2]float64
+		for i, c := range configs {
+			rate, n, err := b.chainRun(ctx, c.label, c.customize)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			rates[i] = rate
+			b.add(row{
+				benchmark: fmt.Sprintf("Pod create through the request chain, protobuf (pair %d)", pair),
+				setting:   fmt.Sprintf("%s; user %s; %d clients, %d pods", c.name, chainUser, b.o.clients, n),
+				result:    fmt.Sprintf("**%.0f creates/s**", rate),
+			})
 		}
-		rates[i] = rate
+		cost := 100 * (1 - rates[0]/rates[1])
+		costs = append(costs, cost)
 		b.add(row{
-			benchmark: "Pod create through the request chain, protobuf",
-			setting:   fmt.Sprintf("%s; user %s; %d clients, %d pods", c.name, chainUser, b.o.clients, n),
-			result:    fmt.Sprintf("**%.0f creates/s**", rate),
+			benchmark: fmt.Sprintf("Cost of authorization and admission (pair %d)", pair),
+			setting:   fmt.Sprintf("%.0f vs %.0f creates/s", rates[0], rates[1]),
+			result:    fmt.Sprintf("%.1f%% slower", cost),
 		})
 	}
-	cost := 100 * (1 - rates[0]/rates[1])
+	sort.Float64s(costs)
+	median := costs[len(costs)/2]
+	if len(costs)%2 == 0 {
+		median = (costs[len(costs)/2-1] + costs[len(costs)/2]) / 2
+	}
 	b.add(row{
-		benchmark: "Cost of authorization and admission",
-		setting:   fmt.Sprintf("%.0f vs %.0f creates/s", rates[0], rates[1]),
-		result:    fmt.Sprintf("**%.1f%% slower**", cost),
+		benchmark: "Cost of authorization and admission, median",
+		setting:   fmt.Sprintf("%d alternating pairs, range %.1f%% to %.1f%%", len(costs), costs[0], costs[len(costs)-1]),
+		result:    fmt.Sprintf("**%.1f%% slower**", median),
 		target:    "< 10% slower",
-		met:       metStr(cost < 10),
+		met:       metStr(median < 10),
 	})
 	return nil
 }

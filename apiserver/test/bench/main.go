@@ -35,6 +35,7 @@ type options struct {
 	watchRates  []float64
 	cpuProfile  string
 	etcdBinary  string
+	chainPairs  int
 }
 
 var allPhases = []string{"create", "etcd", "list", "watch", "chain"}
@@ -55,6 +56,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.watchWrites, "watch-writes", 1000, "ConfigMap updates per watch run.")
 	rates := fs.String("watch-rates", "100,0", "Update rates (writes/s) of the watch runs, comma-separated; 0 means one writer sending back-to-back.")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole process (server and clients, labelled side=server|client) to this file.")
+	fs.IntVar(&o.chainPairs, "chain-pairs", 3, "Alternating pairs of servers (chain on, chain off) in the chain phase; the cost reported is their median.")
 	fs.StringVar(&o.etcdBinary, "etcd-binary", "", "Run this etcd binary (e.g. /usr/bin/etcd of the Debian package etcd-server) as a separate process for each API server, as a deployment does. Empty: the server's embedded etcd.")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -83,8 +85,8 @@ func parseFlags(args []string) (*options, error) {
 	if o.etcdWrites == 0 {
 		o.etcdWrites = o.creates
 	}
-	if o.clients < 1 || o.creates < 1 || o.etcdWrites < 1 || o.listPods < 1 || o.listRuns < 1 || o.watchers < 1 || o.watchWrites < 1 {
-		return nil, fmt.Errorf("-clients, -creates, -etcd-writes, -list-pods, -list-runs, -watchers and -watch-writes must be >= 1")
+	if o.clients < 1 || o.chainPairs < 1 || o.creates < 1 || o.etcdWrites < 1 || o.listPods < 1 || o.listRuns < 1 || o.watchers < 1 || o.watchWrites < 1 {
+		return nil, fmt.Errorf("-clients, -chain-pairs, -creates, -etcd-writes, -list-pods, -list-runs, -watchers and -watch-writes must be >= 1")
 	}
 	return o, nil
 }

@@ -1,7 +1,11 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -110,5 +114,34 @@ func TestListSelectorsAndPaging(t *testing.T) {
 	_, err = c.List(ctx(t), metav1.ListOptions{Limit: 5, Continue: first.Continue})
 	if !apierrors.IsResourceExpired(err) {
 		t.Fatalf("continue after compaction: %v, want 410 Expired", err)
+	}
+	// As upstream, the 410 carries a token that continues the same list at
+	// the latest revision: the rest of the names, and a pod written since.
+	if _, err := c.Create(ctx(t), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p-98"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) || se.Status().ListMeta.Continue == "" {
+		t.Fatalf("the 410 Status carries no continue token: %#v", err)
+	}
+	if !strings.Contains(se.Status().Message, "use the continue token in this response") {
+		t.Errorf("410 message: %q", se.Status().Message)
+	}
+	var rest []string
+	token := se.Status().ListMeta.Continue
+	for token != "" {
+		page, err := c.List(ctx(t), metav1.ListOptions{Limit: 5, Continue: token})
+		if err != nil {
+			t.Fatalf("continuing with the inconsistent token: %v", err)
+		}
+		for _, cm := range page.Items {
+			rest = append(rest, cm.Name)
+		}
+		token = page.Continue
+	}
+	sort.Strings(rest)
+	if len(rest) == 0 || rest[0] <= first.Items[len(first.Items)-1].Name || !slices.Contains(rest, "p-98") {
+		t.Errorf("inconsistent continuation gave %v after %s", rest, first.Items[len(first.Items)-1].Name)
 	}
 }

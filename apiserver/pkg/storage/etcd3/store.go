@@ -276,6 +276,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts storage.ListOption
 		if err != nil {
 			return err
 		}
+		if withRev < 0 {
+			withRev = 0 // the latest revision
+		}
 		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 			return fmt.Errorf("%w: specifying resource version is not allowed when using continue", storage.ErrInvalid)
 		}
@@ -327,7 +330,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts storage.ListOption
 		if err != nil {
 			err = mapErr(err)
 			if errors.Is(err, storage.ErrGone) && pred.Continue != "" {
-				return fmt.Errorf("%w: the provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter", storage.ErrGone)
+				// As upstream: a token that continues at the latest revision.
+				token, _ := storage.EncodeContinue(fromKey, keyPrefix, storage.InconsistentContinueRV)
+				return &storage.ContinueExpiredError{Continue: token}
 			}
 			return err
 		}
