@@ -85,7 +85,12 @@ func New(o Options) *Kubelet {
 		HostIP: o.HostIP, SyncPeriod: o.SyncPeriod,
 	}
 	if o.Metrics != nil {
-		k.cfg.OnStarted = func(_ *corev1.Pod, d time.Duration) { o.Metrics.PodStartDuration.Observe(d.Seconds()) }
+		k.cfg.OnStarted = func(_ *corev1.Pod, d, sli time.Duration) {
+			o.Metrics.PodStartDuration.Observe(d.Seconds())
+			if sli > 0 {
+				o.Metrics.PodStartSLIDuration.Observe(sli.Seconds())
+			}
+		}
 	}
 	return k
 }

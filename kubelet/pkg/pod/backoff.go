@@ -37,6 +37,27 @@ func RestartDelay(restartCount int) time.Duration {
 	return BackOff(restartCount)
 }
 
+// BackOffResetAfter is how long a container must have run for its crash
+// back-off to start again from the beginning: upstream forgets a back-off
+// entry not touched for twice the maximum delay.
+const BackOffResetAfter = 2 * MaxBackOff
+
+// restartDelay is the delay before restarting the exited container cur:
+// RestartDelay of the restarts since the container last ran for
+// BackOffResetAfter or more (the streak starts at the attempt recorded in
+// s.BackOffFrom, which this updates).
+func restartDelay(s *State, name string, cur *Container) time.Duration {
+	if s.BackOffFrom == nil {
+		s.BackOffFrom = map[string]int{}
+	}
+	from := s.BackOffFrom[name]
+	if !cur.StartedAt.IsZero() && cur.FinishedAt.Sub(cur.StartedAt) >= BackOffResetAfter && from < cur.Attempt() {
+		from = cur.Attempt()
+		s.BackOffFrom[name] = from
+	}
+	return RestartDelay(cur.Attempt() - from)
+}
+
 // ShouldRestart applies the pod's restart policy to an exited container.
 func ShouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 	switch policy {

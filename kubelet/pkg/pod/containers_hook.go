@@ -75,7 +75,7 @@ func (h *ContainersHook) syncContainer(ctx context.Context, s *State, c *corev1.
 		}
 		return h.start(ctx, s, c, cur.Attempt())
 	case cur.State == StateExited && ShouldRestart(restartPolicyOf(s, c.Name), cur.ExitCode):
-		if s.Now.Before(cur.FinishedAt.Add(RestartDelay(cur.Attempt()))) {
+		if s.Now.Before(cur.FinishedAt.Add(restartDelay(s, c.Name, cur))) {
 			return nil
 		}
 		if err := h.start(ctx, s, c, cur.Attempt()+1); err != nil {

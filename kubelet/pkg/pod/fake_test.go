@@ -29,6 +29,8 @@ type fakeRuntime struct {
 	startErr   error
 	execCode   *int32
 	stopErr    error
+	// onPull, when set, runs during each pull (to let time pass).
+	onPull func()
 }
 
 func newFakeRuntime(now func() time.Time) *fakeRuntime {
@@ -57,6 +59,9 @@ func (f *fakeRuntime) PullImage(_ context.Context, ref string, _ []images.Creden
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("pull " + ref)
+	if f.onPull != nil {
+		f.onPull()
+	}
 	img, ok := f.registry[ref]
 	if !ok {
 		return Image{}, fmt.Errorf("%s: not found", ref)

@@ -29,6 +29,15 @@ type ImagesHook struct {
 	// Secrets reads the pod's image pull secrets; nil: none are used.
 	Secrets  Objects
 	Recorder record.EventRecorder
+	// Now is the clock that times pulls (time.Now when nil).
+	Now func() time.Time
+}
+
+func (h *ImagesHook) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
 }
 
 func (h *ImagesHook) event(s *State, typ, reason, format string, args ...any) {
@@ -132,8 +141,12 @@ func (h *ImagesHook) ensure(ctx context.Context, s *State, c corev1.Container) {
 		return
 	}
 	h.event(s, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
-	start := time.Now()
+	start := h.now()
+	if s.FirstPullStarted.IsZero() {
+		s.FirstPullStarted = start
+	}
 	img, err := h.Runtime.PullImage(ctx, ref, h.pullCredentials(ctx, s))
+	s.LastPullFinished = h.now()
 	if err != nil {
 		st.Failures++
 		st.RetryAt = s.Now.Add(BackOff(st.Failures))
@@ -143,7 +156,7 @@ func (h *ImagesHook) ensure(ctx context.Context, s *State, c corev1.Container) {
 		h.event(s, corev1.EventTypeWarning, "Failed", "%s", st.Message)
 		return
 	}
-	h.event(s, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, time.Since(start).Round(time.Millisecond))
+	h.event(s, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, s.LastPullFinished.Sub(start).Round(time.Millisecond))
 	*st = ImageState{Image: img, Ready: true, PulledFor: attempt}
 }
 

@@ -229,6 +229,13 @@ type State struct {
 	Now time.Time
 	// GracePeriod is used when the pod is being stopped.
 	GracePeriod time.Duration
+	// BackOffFrom is, per container name, the attempt after which its
+	// current crash back-off began: the last one that ran long enough to
+	// reset it (BackOffResetAfter).
+	BackOffFrom map[string]int
+	// FirstPullStarted and LastPullFinished bound the time the pod's image
+	// pulls took, which the pod start SLI leaves out.
+	FirstPullStarted, LastPullFinished time.Time
 }
 
 // NewState returns the state of a pod not yet prepared.

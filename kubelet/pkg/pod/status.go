@@ -124,7 +124,7 @@ func restartWaiting(s *State, name string, cur *Container) *corev1.ContainerStat
 	if img := s.Images[name]; img != nil && !img.Ready && img.Reason != "" {
 		return &corev1.ContainerStateWaiting{Reason: img.Reason, Message: img.Message}
 	}
-	delay := RestartDelay(cur.Attempt())
+	delay := restartDelay(s, name, cur)
 	if delay > 0 && s.Now.Before(cur.FinishedAt.Add(delay)) {
 		return &corev1.ContainerStateWaiting{
 			Reason:  ReasonCrashLoopBackOff,

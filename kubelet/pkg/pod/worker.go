@@ -31,8 +31,11 @@ type WorkerConfig struct {
 	// exits and end back-offs); 1 s as upstream's PLEG relist.
 	SyncPeriod time.Duration
 	// OnStarted, when set, is told how long a pod took from the worker's
-	// first sight of it to all its containers running.
-	OnStarted func(pod *corev1.Pod, d time.Duration)
+	// first sight of it to all its containers running (d), and upstream's
+	// start SLI: from the pod's creation to all its containers running,
+	// less the time spent pulling images (sli; 0 when the pod has no
+	// creation time).
+	OnStarted func(pod *corev1.Pod, d, sli time.Duration)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -211,7 +214,12 @@ func (w *Worker) observeStart(pod *corev1.Pod, st corev1.PodStatus) {
 	w.started = true
 	// A pod that had containers when first seen was adopted, not started.
 	if !w.adopted && w.cfg.OnStarted != nil {
-		w.cfg.OnStarted(pod, w.now().Sub(w.firstSeen))
+		now := w.now()
+		var sli time.Duration
+		if !pod.CreationTimestamp.IsZero() {
+			sli = now.Sub(pod.CreationTimestamp.Time) - w.state.LastPullFinished.Sub(w.state.FirstPullStarted)
+		}
+		w.cfg.OnStarted(pod, now.Sub(w.firstSeen), sli)
 	}
 }
 

@@ -18,6 +18,7 @@ type harness struct {
 	net     *fakeNetwork
 	status  *fakeStatus
 	started []time.Duration
+	sli     []time.Duration
 	w       *Worker
 }
 
@@ -27,11 +28,14 @@ func newHarness(pod *corev1.Pod) *harness {
 	cfg := &WorkerConfig{
 		Lifecycle: &Lifecycle{Hooks: []Hook{
 			&NetworkHook{Network: h.net},
-			&ImagesHook{Runtime: h.rt},
+			&ImagesHook{Runtime: h.rt, Now: h.clock.Now},
 			&ContainersHook{Runtime: h.rt, Env: EnvContext{Objects: fakeObjects{}}},
 		}},
 		Runtime: h.rt, Status: h.status, HostIP: "192.0.2.2", Now: h.clock.Now,
-		OnStarted: func(_ *corev1.Pod, d time.Duration) { h.started = append(h.started, d) },
+		OnStarted: func(_ *corev1.Pod, d, sli time.Duration) {
+			h.started = append(h.started, d)
+			h.sli = append(h.sli, sli)
+		},
 	}
 	h.w = NewWorker(cfg, pod)
 	return h
@@ -53,7 +57,10 @@ func testPod(policy corev1.RestartPolicy, image string) *corev1.Pod {
 }
 
 func TestWorkerStartsPod(t *testing.T) {
-	h := newHarness(testPod(corev1.RestartPolicyAlways, "busybox"))
+	pod := testPod(corev1.RestartPolicyAlways, "busybox")
+	pod.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 11, 59, 59, 0, time.UTC)) // 1 s before the worker
+	h := newHarness(pod)
+	h.rt.onPull = func() { h.clock.Step(2 * time.Second) }
 	h.clock.Step(1500 * time.Millisecond)
 	if h.sync(t) {
 		t.Fatal("worker finished")
@@ -66,8 +73,12 @@ func TestWorkerStartsPod(t *testing.T) {
 	if st.Phase != corev1.PodRunning || st.PodIP != "10.0.0.1" || len(st.ContainerStatuses) != 1 || !st.ContainerStatuses[0].Ready {
 		t.Errorf("status = %+v", st)
 	}
-	if len(h.started) != 1 || h.started[0] != 1500*time.Millisecond {
-		t.Errorf("pod start observations = %v, want [1.5s]", h.started)
+	if len(h.started) != 1 || h.started[0] != 3500*time.Millisecond {
+		t.Errorf("pod start observations = %v, want [3.5s]", h.started)
+	}
+	// The SLI runs from creation (1 s earlier) and leaves out the 2 s pull.
+	if len(h.sli) != 1 || h.sli[0] != 2500*time.Millisecond {
+		t.Errorf("pod start SLI observations = %v, want [2.5s]", h.sli)
 	}
 	if !h.w.Running() {
 		t.Error("Running() = false")
@@ -125,6 +136,25 @@ func TestWorkerRestartBackOff(t *testing.T) {
 	// Always pulls again for each restart.
 	if got := h.rt.callsWith("pull"); len(got) != 4 {
 		t.Errorf("pulls = %v, want one per start (policy Always) plus one during back-off", got)
+	}
+	h.clock.Step(time.Second)
+	h.sync(t)
+	if got := h.rt.callsWith("start"); len(got) != 4 || got[3] != "start c 3" {
+		t.Fatalf("starts = %v, want a restart after 20 s", got)
+	}
+	// A container that ran for 10 minutes has its back-off forgotten, as
+	// upstream's: restarted at once, then 10 s again.
+	h.clock.Step(BackOffResetAfter)
+	h.rt.exit("c", 1)
+	h.sync(t)
+	if got := h.rt.callsWith("start"); len(got) != 5 || got[4] != "start c 4" {
+		t.Fatalf("starts = %v, want an immediate restart after a long run", got)
+	}
+	h.clock.Step(time.Second)
+	h.rt.exit("c", 1)
+	h.sync(t)
+	if cs := lastCS(); cs.State.Waiting == nil || !strings.Contains(cs.State.Waiting.Message, "back-off 10s") {
+		t.Fatalf("the crash after the reset: %+v, want back-off 10s", cs.State)
 	}
 }
 

@@ -413,7 +413,7 @@ func TestKubelet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"kubelet_running_pods 1", "kubelet_pod_start_duration_seconds_count 1", `kubelet_runtime_operations_duration_seconds_count{operation_type="pull_image"}`} {
+		for _, want := range []string{"kubelet_running_pods 1", "kubelet_pod_start_duration_seconds_count 1", "kubelet_pod_start_sli_duration_seconds_count 1", `kubelet_runtime_operations_duration_seconds_count{operation_type="pull_image"}`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("/metrics lacks %q", want)
 			}
