@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"skiff.dev/component-base/qos"
 )
 
 func prepareNamespace(obj runtime.Object) {
@@ -46,58 +48,7 @@ func preparePod(obj runtime.Object) {
 	if !ok {
 		return
 	}
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(pod)}
-}
-
-// qosClass computes the pod's QoS class as upstream does.
-func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
-	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
-	zero := true
-	guaranteed := true
-	all := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range all {
-		for name, q := range c.Resources.Requests {
-			if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
-				continue
-			}
-			if !q.IsZero() {
-				zero = false
-				cur := requests[name]
-				cur.Add(q)
-				requests[name] = cur
-			}
-		}
-		seen := 0
-		for name, q := range c.Resources.Limits {
-			if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
-				continue
-			}
-			if !q.IsZero() {
-				zero = false
-				seen++
-				cur := limits[name]
-				cur.Add(q)
-				limits[name] = cur
-			}
-		}
-		if seen != 2 {
-			guaranteed = false
-		}
-	}
-	if zero {
-		return corev1.PodQOSBestEffort
-	}
-	if guaranteed {
-		for name, r := range requests {
-			if l, ok := limits[name]; !ok || l.Cmp(r) != 0 {
-				guaranteed = false
-			}
-		}
-	}
-	if guaranteed && len(limits) == 2 {
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qos.Class(pod)}
 }
 
 // ScaleAccessor reads and writes the replica count of a scalable kind.
