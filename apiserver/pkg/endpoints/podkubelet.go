@@ -344,6 +344,32 @@ func isUpgrade(r *http.Request) bool {
 	return false
 }
 
+// upgradeProxy proxies a request, and the connection it upgrades to, to
+// loc. The upgrade passes through unchanged: its Connection and Upgrade
+// headers (websocket, or SPDY/3.1), the WebSocket key, version and
+// subprotocols (v5.channel.k8s.io, SPDY/3.1+portforward.k8s.io, ...) and
+// X-Stream-Protocol-Version; after the kubelet's 101 and its headers,
+// bytes are copied both ways. The client's credentials are dropped.
+func upgradeProxy(loc *url.URL, rt http.RoundTripper, onError func(http.ResponseWriter, *http.Request, error)) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = loc
+			pr.Out.Host = loc.Host
+			// The client's credentials are for the API server, not the
+			// kubelet, which trusts the API server's own certificate.
+			pr.Out.Header.Del("Authorization")
+			for k := range pr.Out.Header {
+				if strings.HasPrefix(k, "Impersonate-") {
+					pr.Out.Header.Del(k)
+				}
+			}
+		},
+		Transport:     rt,
+		FlushInterval: -1,
+		ErrorHandler:  onError,
+	}
+}
+
 // podConnect serves pods/{name}/exec, attach and portforward: an upgraded
 // connection proxied, byte for byte after the 101, to the kubelet of the
 // pod's node. The client's subprotocol negotiation passes through.
@@ -389,26 +415,9 @@ func (h *Handler) podConnect(w http.ResponseWriter, r *http.Request, s *registry
 		return
 	}
 	logger := klog.FromContext(r.Context())
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL = loc
-			pr.Out.Host = loc.Host
-			// The client's credentials are for the API server, not the
-			// kubelet, which trusts the API server's own certificate.
-			pr.Out.Header.Del("Authorization")
-			for k := range pr.Out.Header {
-				if strings.HasPrefix(k, "Impersonate-") {
-					pr.Out.Header.Del(k)
-				}
-			}
-		},
-		Transport:     kc.Transport(false),
-		FlushInterval: -1,
-		ErrorLog:      nil,
-		ErrorHandler: func(w http.ResponseWriter, req *http.Request, err error) {
-			logger.V(2).Info("proxying to the kubelet failed", "pod", klog.KRef(ns, name), "subresource", sub, "err", err)
-			h.writeError(w, req, apierrors.NewInternalError(fmt.Errorf("error dialing backend: %w", err)), gr, name)
-		},
-	}
+	proxy := upgradeProxy(loc, kc.Transport(false), func(w http.ResponseWriter, req *http.Request, err error) {
+		logger.V(2).Info("proxying to the kubelet failed", "pod", klog.KRef(ns, name), "subresource", sub, "err", err)
+		h.writeError(w, req, apierrors.NewInternalError(fmt.Errorf("error dialing backend: %w", err)), gr, name)
+	})
 	proxy.ServeHTTP(w, r)
 }

@@ -1,9 +1,17 @@
 package endpoints
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -165,5 +173,119 @@ func TestToResourceDiscovery(t *testing.T) {
 		*pods.Subresources[0].ResponseKind != (metav1.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}) ||
 		pods.Subresources[1].Subresource != "log" || !reflect.DeepEqual(pods.Subresources[1].Verbs, []string{"get"}) {
 		t.Errorf("pods subresources = %+v", pods.Subresources)
+	}
+}
+
+// upgradeBackend answers an upgrade with a 101 that names the requested
+// protocol, then echoes bytes; it reports the request headers it saw.
+func upgradeBackend(t *testing.T, seen chan<- http.Header) *url.URL {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Clone()
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijacking: %v", err)
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: %s\r\n", r.Header.Get("Upgrade"))
+		if p := r.Header.Get("Sec-WebSocket-Protocol"); p != "" {
+			fmt.Fprintf(rw, "Sec-WebSocket-Protocol: %s\r\n", strings.TrimSpace(strings.Split(p, ",")[0]))
+		}
+		if p := r.Header.Get("X-Stream-Protocol-Version"); p != "" {
+			fmt.Fprintf(rw, "X-Stream-Protocol-Version: %s\r\n", p)
+		}
+		fmt.Fprint(rw, "\r\n")
+		_ = rw.Flush()
+		_, _ = io.Copy(conn, rw)
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL + "/portForward/default/web")
+	return u
+}
+
+// The API server's proxy passes kubectl's upgrades to the kubelet as they
+// are: plain SPDY and SPDY tunnelled in a WebSocket.
+func TestUpgradeProxy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		// want are request headers the kubelet must see, and response
+		// headers the client must get back.
+		wantRequest, wantResponse map[string]string
+	}{
+		{
+			name:         "plain SPDY",
+			headers:      map[string]string{"Connection": "Upgrade", "Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": "portforward.k8s.io"},
+			wantRequest:  map[string]string{"Connection": "Upgrade", "Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": "portforward.k8s.io"},
+			wantResponse: map[string]string{"Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": "portforward.k8s.io"},
+		},
+		{
+			name: "SPDY in a WebSocket",
+			headers: map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+				"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "SPDY/3.1+portforward.k8s.io"},
+			wantRequest: map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+				"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "SPDY/3.1+portforward.k8s.io"},
+			wantResponse: map[string]string{"Upgrade": "websocket", "Sec-WebSocket-Protocol": "SPDY/3.1+portforward.k8s.io"},
+		},
+		{
+			name: "attach over WebSocket v5",
+			headers: map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+				"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "v5.channel.k8s.io, v4.channel.k8s.io"},
+			wantRequest:  map[string]string{"Upgrade": "websocket", "Sec-WebSocket-Protocol": "v5.channel.k8s.io, v4.channel.k8s.io"},
+			wantResponse: map[string]string{"Upgrade": "websocket", "Sec-WebSocket-Protocol": "v5.channel.k8s.io"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen := make(chan http.Header, 1)
+			loc := upgradeBackend(t, seen)
+			front := httptest.NewServer(upgradeProxy(loc, http.DefaultTransport.(*http.Transport).Clone(),
+				func(w http.ResponseWriter, _ *http.Request, err error) {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+				}))
+			defer front.Close()
+			conn, err := net.Dial("tcp", strings.TrimPrefix(front.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprintf(conn, "POST /api/v1/namespaces/default/pods/web/portforward HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\nImpersonate-User: someone\r\n")
+			for k, v := range tc.headers {
+				fmt.Fprintf(conn, "%s: %s\r\n", k, v)
+			}
+			fmt.Fprint(conn, "\r\n")
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusSwitchingProtocols {
+				t.Fatalf("status %s, want 101", resp.Status)
+			}
+			got := <-seen
+			for k, v := range tc.wantRequest {
+				if got.Get(k) != v {
+					t.Errorf("the kubelet saw %s: %q, want %q", k, got.Get(k), v)
+				}
+			}
+			for _, k := range []string{"Authorization", "Impersonate-User"} {
+				if got.Get(k) != "" {
+					t.Errorf("the kubelet saw the client's %s header", k)
+				}
+			}
+			for k, v := range tc.wantResponse {
+				if resp.Header.Get(k) != v {
+					t.Errorf("the client got %s: %q, want %q", k, resp.Header.Get(k), v)
+				}
+			}
+			if _, err := conn.Write([]byte("spdy-bytes")); err != nil {
+				t.Fatal(err)
+			}
+			echo := make([]byte, len("spdy-bytes"))
+			if _, err := io.ReadFull(br, echo); err != nil || string(echo) != "spdy-bytes" {
+				t.Errorf("after the upgrade: %q, %v; want the bytes echoed", echo, err)
+			}
+		})
 	}
 }

@@ -1,10 +1,11 @@
 // Package server is the kubelet's own HTTPS API, the one the API server's
-// pods/log, pods/exec and pods/portforward subresources proxy to, with
-// upstream's paths:
+// pods/log, pods/exec, pods/attach and pods/portforward subresources proxy
+// to, with upstream's paths:
 //
 //	GET /containerLogs/{namespace}/{pod}/{container}   (follow, tailLines, previous, timestamps, sinceSeconds, sinceTime, limitBytes)
 //	GET /exec/{namespace}/{pod}/{container}?command=...&stdin=&stdout=&stderr=&tty=   (WebSocket)
-//	GET /portForward/{namespace}/{pod}?port=...        (WebSocket)
+//	GET /attach/{namespace}/{pod}/{container}?stdin=&stdout=&stderr=&tty=   (WebSocket)
+//	GET /portForward/{namespace}/{pod}[?port=...]      (SPDY, SPDY in a WebSocket, or WebSocket)
 //
 // Every request must carry a client certificate that the cluster CA
 // signed; only the API server's kubelet-client identity
@@ -16,7 +17,16 @@
 // close signal, and v4.channel.k8s.io and older): channel 0 stdin, 1 stdout,
 // 2 stderr, 3 the error channel that ends with a metav1.Status (reason
 // NonZeroExitCode and an ExitCode cause for a non-zero exit), 4 terminal
-// resize. Port forwarding speaks upstream kubelet's WebSocket port-forward
-// protocol: two channels per requested port (data, error), each starting
-// with the port number as two little-endian bytes. SPDY is not served.
+// resize. attach speaks the same protocols; it streams the container's
+// output as its log file receives it, from the attach on, and cannot reach
+// the container's stdin (see attach).
+//
+// Port forwarding speaks what upstream's kubelet and kubectl speak: SPDY
+// (portforward.k8s.io) after an "Upgrade: SPDY/3.1", the same SPDY carried
+// in a WebSocket with subprotocol SPDY/3.1+portforward.k8s.io (kubectl's
+// default since 1.31; tunnel.go is the WebSocket side of it), where each
+// forwarded connection is a pair of streams (data and error) named by a
+// requestID header; and the WebSocket channel protocol, two channels per
+// port of the query (data, error), each starting with the port number as
+// two little-endian bytes.
 package server

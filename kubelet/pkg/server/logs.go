@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -113,7 +114,7 @@ func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) {
 		c = cs[0]
 	}
 	path := filepath.Join(s.o.LogDir, string(p.UID), name, strconv.Itoa(c.Attempt())+".log")
-	lq.opts.Alive = s.aliveCheck(r, p.UID, c.ID)
+	lq.opts.Alive = s.aliveCheck(r.Context(), p.UID, c.ID)
 	w.Header().Set("Content-Type", "text/plain")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if err := logs.Read(r.Context(), path, flushWriter{w}, lq.opts); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -124,7 +125,7 @@ func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) {
 
 // aliveCheck says whether container id still runs, asking the runtime at
 // most twice a second.
-func (s *Server) aliveCheck(r *http.Request, uid types.UID, id string) func() bool {
+func (s *Server) aliveCheck(ctx context.Context, uid types.UID, id string) func() bool {
 	var last time.Time
 	alive := true
 	return func() bool {
@@ -132,7 +133,7 @@ func (s *Server) aliveCheck(r *http.Request, uid types.UID, id string) func() bo
 			return alive
 		}
 		last = time.Now()
-		all, err := s.o.Runtime.ListContainers(r.Context(), uid)
+		all, err := s.o.Runtime.ListContainers(ctx, uid)
 		if err != nil {
 			return alive
 		}

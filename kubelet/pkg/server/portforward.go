@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/util/httpstream/spdy"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/klog/v2"
 )
@@ -38,17 +41,27 @@ func parsePorts(r *http.Request) ([]uint16, error) {
 	return ports, nil
 }
 
-// portForward forwards the pod's ports over a WebSocket: for port i,
-// channel 2i carries data and 2i+1 errors.
+// portForward forwards the pod's ports in one of three protocols, as
+// upstream's kubelet: SPDY tunnelled in a WebSocket (kubectl's default
+// since 1.31), plain SPDY (older clients, and kubectl's fallback), and the
+// WebSocket channel protocol.
 func (s *Server) portForward(w http.ResponseWriter, r *http.Request) {
-	ports, err := parsePorts(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	websocket := wsstream.IsWebSocketRequest(r)
+	tunnel := websocket && wsstream.IsWebSocketRequestWithTunnelingProtocol(r)
+	spdyUpgrade := !websocket && isSPDYUpgrade(r)
+	var ports []uint16
+	switch {
+	case !websocket && !spdyUpgrade:
+		http.Error(w, "port forwarding needs an upgrade: SPDY/3.1, or a WebSocket ("+TunnelingPortForwardProtocol+" or v4.channel.k8s.io)", http.StatusBadRequest)
 		return
-	}
-	if !wsstream.IsWebSocketRequest(r) {
-		http.Error(w, "port forwarding needs a WebSocket upgrade (v4.channel.k8s.io); SPDY is not served", http.StatusBadRequest)
-		return
+	case websocket && !tunnel:
+		// The channel protocol takes its ports from the query; SPDY
+		// clients name a port in each stream's headers.
+		var err error
+		if ports, err = parsePorts(r); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 	}
 	p, err := s.lookupPod(r)
 	if err != nil {
@@ -59,6 +72,24 @@ func (s *Server) portForward(w http.ResponseWriter, r *http.Request) {
 	if !p.Spec.HostNetwork {
 		netns = s.o.NetNSPath(p.UID)
 	}
+	switch {
+	case tunnel:
+		s.portForwardTunnel(w, r, p, netns)
+	case spdyUpgrade:
+		s.portForwardSPDY(w, r, p, netns)
+	default:
+		s.portForwardChannels(w, r, p, netns, ports)
+	}
+}
+
+// isSPDYUpgrade says whether r asks to upgrade to SPDY/3.1.
+func isSPDYUpgrade(r *http.Request) bool {
+	return httpstream.IsUpgradeRequest(r) && strings.EqualFold(r.Header.Get(httpstream.HeaderUpgrade), spdy.HeaderSpdy31)
+}
+
+// portForwardChannels forwards ports over the WebSocket channel
+// protocol: for port i, channel 2i carries data and 2i+1 errors.
+func (s *Server) portForwardChannels(w http.ResponseWriter, r *http.Request, p *corev1.Pod, netns string, ports []uint16) {
 	channels := make([]wsstream.ChannelType, 2*len(ports))
 	for i := range channels {
 		channels[i] = wsstream.ReadWriteChannel

@@ -67,6 +67,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.containerLogs)))
 	for _, m := range []string{"GET", "POST"} {
 		mux.Handle(m+" /exec/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.exec)))
+		mux.Handle(m+" /attach/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.attach)))
 		mux.Handle(m+" /portForward/{namespace}/{pod}", authorized(http.HandlerFunc(s.portForward)))
 	}
 }

@@ -1,0 +1,194 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
+	"k8s.io/klog/v2"
+
+	"skiff.dev/kubelet/pkg/logs"
+)
+
+// attachPollInterval is how often an attach looks for new output.
+const attachPollInterval = 50 * time.Millisecond
+
+// parseAttachQuery reads the streams an attach asks for: the exec
+// parameters without a command.
+func parseAttachQuery(r *http.Request) (execQuery, error) {
+	q := r.URL.Query()
+	flag := func(key string) bool {
+		v, _ := strconv.ParseBool(q.Get(key))
+		return v
+	}
+	aq := execQuery{stdin: flag("stdin"), stdout: flag("stdout"), stderr: flag("stderr"), tty: flag("tty")}
+	switch {
+	case !aq.stdin && !aq.stdout && !aq.stderr:
+		return aq, fmt.Errorf("you must specify at least one of stdin, stdout, stderr")
+	case aq.tty && aq.stderr:
+		return aq, fmt.Errorf("stdout and stderr are merged with a tty; stderr must be false")
+	}
+	return aq, nil
+}
+
+// specContainer is the pod spec's container (or init container) name.
+func specContainer(p *corev1.Pod, name string) *corev1.Container {
+	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// attach streams what a running container writes to its stdout and
+// stderr from now on, over a WebSocket with exec's channels, until the
+// container stops or the client goes away.
+//
+// The output comes from the container's log file, which the logging
+// driver writes line by line: a line reaches the client once it is
+// complete (or 16 KiB long). The container's stdin is not reachable (the
+// runtime starts containers without one), so stdin is ignored, as
+// upstream does, for a container without stdin: true and refused for one
+// with it.
+func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
+	aq, err := parseAttachQuery(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !wsstream.IsWebSocketRequest(r) {
+		http.Error(w, "attach needs a WebSocket upgrade (v5.channel.k8s.io or v4.channel.k8s.io); SPDY is not served", http.StatusBadRequest)
+		return
+	}
+	p, c, err := s.runningContainer(r)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if aq.stdin {
+		if spec := specContainer(p, c.Name()); spec != nil && spec.Stdin {
+			http.Error(w, fmt.Sprintf("attaching to the stdin of container %s is not supported by this kubelet: containers run without an open stdin; attach without -i to see their output", c.Name()), http.StatusBadRequest)
+			return
+		}
+		aq.stdin = false
+		if !aq.stdout && !aq.stderr {
+			http.Error(w, fmt.Sprintf("container %s was not created with stdin: true, and no output was asked for", c.Name()), http.StatusBadRequest)
+			return
+		}
+	}
+	path := filepath.Join(s.o.LogDir, string(p.UID), c.Name(), strconv.Itoa(c.Attempt())+".log")
+	f, err := os.Open(path)
+	if err != nil {
+		writeErr(w, fmt.Errorf("opening the output of container %s: %w", c.Name(), err))
+		return
+	}
+	defer f.Close()
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		writeErr(w, err)
+		return
+	}
+
+	conn := wsstream.NewConn(execProtocols(aq))
+	conn.SetIdleTimeout(s.o.StreamIdleTimeout)
+	protocol, streams, err := conn.Open(w, r)
+	if err != nil {
+		klog.FromContext(r.Context()).Error(err, "Upgrading an attach request", "pod", klog.KObj(p))
+		return
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	// The resize channel ends when the WebSocket does: the client left.
+	go func() {
+		_, _ = io.Copy(io.Discard, streams[resizeChannel])
+		cancel()
+	}()
+	out := attachOutput{tty: aq.tty}
+	if aq.stdout {
+		out.stdout = streams[stdoutChannel]
+	}
+	if aq.stderr {
+		out.stderr = streams[stderrChannel]
+	}
+	alive := s.aliveCheck(ctx, p.UID, c.ID)
+	err = followOutput(ctx, bufio.NewReader(f), out, alive, attachPollInterval)
+	klog.FromContext(ctx).V(2).Info("Attach finished", "pod", klog.KObj(p), "container", c.Name(), "err", err)
+	st := metav1.Status{Status: metav1.StatusSuccess}
+	if err != nil && ctx.Err() == nil {
+		st = metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+			Reason: metav1.StatusReasonInternalError, Message: fmt.Sprintf("Internal error occurred: error attaching to container: %v", err)}
+	}
+	writeStatus(streams[errorChannel], statusProtocols[protocol], st)
+}
+
+// attachOutput routes log records to the client's streams; nil streams
+// were not asked for. With a tty, stdout and stderr share stdout.
+type attachOutput struct {
+	stdout, stderr io.Writer
+	tty            bool
+}
+
+func (o attachOutput) write(rec logs.Record) error {
+	w := o.stdout
+	if rec.Stream == logs.Stderr && !o.tty {
+		w = o.stderr
+	}
+	if w == nil {
+		return nil
+	}
+	b := rec.Content
+	if !rec.Partial {
+		b = append(b[:len(b):len(b)], '\n')
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+// followOutput writes each complete record of r to out, waiting for more
+// until alive says the container stopped (after one last read), ctx
+// ends, or a write fails.
+func followOutput(ctx context.Context, r *bufio.Reader, out attachOutput, alive func() bool, interval time.Duration) error {
+	var pending []byte
+	last := false
+	for {
+		line, err := r.ReadBytes('\n')
+		pending = append(pending, line...)
+		if err == nil {
+			if werr := out.write(logs.ParseRecord(bytes.TrimSuffix(pending, []byte{'\n'}))); werr != nil {
+				return werr
+			}
+			pending = pending[:0]
+			continue
+		}
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+		if last {
+			return nil
+		}
+		// One more pass after the container stopped: the driver may
+		// have written its last lines meanwhile.
+		last = !alive()
+		if !last {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(interval):
+			}
+		}
+	}
+}

@@ -1,0 +1,244 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"skiff.dev/kubelet/pkg/pod"
+)
+
+func TestParseAttachQuery(t *testing.T) {
+	for _, tc := range []struct {
+		query   string
+		wantErr bool
+	}{
+		{"stdout=true&stderr=true", false},
+		{"stdout=1&tty=1", false},
+		{"stdin=true", false},
+		{"", true},
+		{"tty=true&stdout=true&stderr=true", true},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/attach/a/b/c?"+tc.query, nil)
+			if _, err := parseAttachQuery(r); (err != nil) != tc.wantErr {
+				t.Errorf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestFollowOutput(t *testing.T) {
+	records := "2026-01-01T00:00:00Z stdout F out 1\n" +
+		"2026-01-01T00:00:00Z stderr F err 1\n" +
+		"2026-01-01T00:00:00Z stdout P part-\n" +
+		"2026-01-01T00:00:00Z stdout F ial\n" +
+		"not a record\n" +
+		"2026-01-01T00:00:00Z stdout F unterminated"
+	for _, tc := range []struct {
+		name                   string
+		stdout, stderr, tty    bool
+		wantStdout, wantStderr string
+	}{
+		{"stdout and stderr", true, true, false, "out 1\npart-ial\nnot a record\n", "err 1\n"},
+		{"stdout only", true, false, false, "out 1\npart-ial\nnot a record\n", ""},
+		{"a tty merges stderr into stdout", true, false, true, "out 1\nerr 1\npart-ial\nnot a record\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr lockedBuffer
+			out := attachOutput{tty: tc.tty}
+			if tc.stdout {
+				out.stdout = &stdout
+			}
+			if tc.stderr {
+				out.stderr = &stderr
+			}
+			err := followOutput(context.Background(), bufio.NewReader(strings.NewReader(records)), out, func() bool { return false }, time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stdout.String() != tc.wantStdout || stderr.String() != tc.wantStderr {
+				t.Errorf("stdout %q stderr %q, want %q and %q", stdout.String(), stderr.String(), tc.wantStdout, tc.wantStderr)
+			}
+		})
+	}
+}
+
+// fakeRuntime lists one container whose state the test sets.
+type fakeRuntime struct {
+	mu sync.Mutex
+	c  pod.Container
+}
+
+func (f *fakeRuntime) ListContainers(context.Context, types.UID) ([]pod.Container, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return []pod.Container{f.c}, nil
+}
+
+func (f *fakeRuntime) ExecStream(context.Context, string, pod.ExecOptions) (int32, error) {
+	return 0, errors.New("not used by these tests")
+}
+
+func (f *fakeRuntime) setState(s pod.ContainerState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.c.State = s
+}
+
+// attachFixture is a kubelet API with one running container, default/app
+// container "main" (attempt 2), whose log file the test appends to.
+type attachFixture struct {
+	url     string
+	runtime *fakeRuntime
+	log     *os.File
+}
+
+func startAttachServer(t *testing.T, spec corev1.Container) *attachFixture {
+	t.Helper()
+	dir := t.TempDir()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "app", UID: "uid-a"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{spec}}}
+	rt := &fakeRuntime{c: pod.Container{ID: "c1", State: pod.StateRunning, Labels: map[string]string{
+		pod.LabelPodUID: "uid-a", pod.LabelContainerName: spec.Name, pod.LabelAttempt: "2"}}}
+	path := filepath.Join(dir, "uid-a", spec.Name, "2.log")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = log.Close() })
+	// Written before the attach: not shown.
+	if _, err := log.WriteString("2026-01-01T00:00:00Z stdout F before\n"); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Pods: fakePods{"default/app": p}, Runtime: rt, LogDir: dir})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/attach/{namespace}/{pod}/{container}", s.attach)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &attachFixture{url: srv.URL, runtime: rt, log: log}
+}
+
+func (f *attachFixture) dial(t *testing.T, query string) (*websocket.Conn, *http.Response, error) {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{"v5.channel.k8s.io"}, HandshakeTimeout: 5 * time.Second}
+	ws, resp, err := d.Dial("ws"+strings.TrimPrefix(f.url, "http")+"/attach/default/app/main?"+query, nil)
+	if err == nil {
+		t.Cleanup(func() { _ = ws.Close() })
+	}
+	return ws, resp, err
+}
+
+func TestAttachStreamsNewOutputUntilExit(t *testing.T) {
+	f := startAttachServer(t, corev1.Container{Name: "main"})
+	ws, _, err := f.dial(t, "stdout=true&stderr=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.log.WriteString("2026-01-01T00:00:01Z stdout F hello\n2026-01-01T00:00:01Z stderr F oops\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got := map[byte]string{}
+	for got[stdoutChannel] != "hello\n" || got[stderrChannel] != "oops\n" {
+		_, msg, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("reading: %v; so far %q", err, got)
+		}
+		if len(msg) > 1 {
+			got[msg[0]] += string(msg[1:])
+		}
+		if len(got[stdoutChannel]) > len("hello\n") {
+			t.Fatalf("stdout %q, want only what was written after the attach", got[stdoutChannel])
+		}
+	}
+	// The container exits: its last line arrives, then a success status.
+	if _, err := f.log.WriteString("2026-01-01T00:00:02Z stdout F bye\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.runtime.setState(pod.StateExited)
+	var status metav1.Status
+	for status.Status == "" {
+		_, msg, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("reading: %v; so far %q", err, got)
+		}
+		switch {
+		case len(msg) > 1 && msg[0] == errorChannel:
+			if err := json.Unmarshal(msg[1:], &status); err != nil {
+				t.Fatalf("status %q: %v", msg[1:], err)
+			}
+		case len(msg) > 1:
+			got[msg[0]] += string(msg[1:])
+		}
+	}
+	if status.Status != metav1.StatusSuccess || got[stdoutChannel] != "hello\nbye\n" {
+		t.Errorf("status %+v, stdout %q; want Success after hello and bye", status, got[stdoutChannel])
+	}
+}
+
+func TestAttachRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spec  corev1.Container
+		query string
+		want  string
+	}{
+		{"stdin of a container with stdin", corev1.Container{Name: "main", Stdin: true}, "stdin=true&stdout=true", "not supported"},
+		{"only stdin of a container without stdin", corev1.Container{Name: "main"}, "stdin=true", "no output was asked for"},
+		{"no streams", corev1.Container{Name: "main"}, "", "at least one of"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := startAttachServer(t, tc.spec)
+			_, resp, err := f.dial(t, tc.query)
+			if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("dial: %v, response %v; want 400", err, resp)
+			}
+			var body strings.Builder
+			_, _ = bufio.NewReader(resp.Body).WriteTo(&body)
+			if !strings.Contains(body.String(), tc.want) {
+				t.Errorf("body %q, want %q", body.String(), tc.want)
+			}
+		})
+	}
+	t.Run("stdin of a container without stdin is ignored", func(t *testing.T) {
+		f := startAttachServer(t, corev1.Container{Name: "main"})
+		if _, _, err := f.dial(t, "stdin=true&stdout=true"); err != nil {
+			t.Errorf("dial: %v", err)
+		}
+	})
+}
