@@ -47,6 +47,15 @@ for f in "$SKIFF_HOME"/run/*.pid; do
 	stop "$(basename "$f" .pid)"
 done
 
+# The pods' cgroups (kubepods, made by the kubelet) and containerd's
+# per-namespace cgroups: empty now that the containers are gone.
+for h in /sys/fs/cgroup /sys/fs/cgroup/*; do
+	for top in "$h"/kubepods "$h"/skiff-*; do
+		[ -d "$top" ] || continue
+		find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null
+	done
+done
+
 # Pod network namespaces, their IP leases, the bridge and the routes.
 for ns in /var/run/netns/skiff-*; do
 	[ -e "$ns" ] || continue

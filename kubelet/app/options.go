@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -30,6 +31,9 @@ type Options struct {
 	CNICacheDir string
 	NetNSDir    string
 	BridgeName  string
+	// CgroupRoot is where the kubelet makes kubepods, the parent of every
+	// pod's cgroup.
+	CgroupRoot string
 
 	Address     string
 	Port        int
@@ -58,6 +62,7 @@ func NewOptions() *Options {
 		CNIBinDirs:                []string{"/usr/lib/cni"},
 		NetNSDir:                  "/var/run/netns",
 		BridgeName:                "skiff0",
+		CgroupRoot:                "/",
 		Address:                   "0.0.0.0",
 		Port:                      10250,
 		NodeStatusUpdateFrequency: 10 * time.Second,
@@ -84,6 +89,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CNICacheDir, "cni-cache-dir", o.CNICacheDir, "libcni's result cache; empty: <root-dir>/cni/cache.")
 	fs.StringVar(&o.NetNSDir, "netns-dir", o.NetNSDir, "Where pod network namespaces are pinned.")
 	fs.StringVar(&o.BridgeName, "bridge-name", o.BridgeName, "The Linux bridge that pods attach to (at most 15 characters).")
+	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "The cgroup under which the kubelet makes kubepods and the pods' cgroups (cgroupfs paths, as upstream's --cgroup-root).")
 	fs.StringVar(&o.Address, "address", o.Address, "The IP address to serve /healthz and /metrics on (HTTPS).")
 	fs.IntVar(&o.Port, "port", o.Port, "The HTTPS port; 0 picks a free port.")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate; empty: a self-signed one is generated in memory.")
@@ -134,6 +140,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BridgeName == "" || len(o.BridgeName) > 15 {
 		errs = append(errs, fmt.Errorf("--bridge-name %q must have 1 to 15 characters", o.BridgeName))
+	}
+	if !path.IsAbs(o.CgroupRoot) || path.Clean(o.CgroupRoot) != o.CgroupRoot {
+		errs = append(errs, fmt.Errorf("--cgroup-root %q must be a clean absolute path", o.CgroupRoot))
 	}
 	if o.RootDir == "" || o.NetNSDir == "" || len(o.CNIBinDirs) == 0 {
 		errs = append(errs, errors.New("--root-dir, --netns-dir and --cni-bin-dir must not be empty"))

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -28,6 +29,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/kubelet/pkg/cm"
 	"skiff.dev/kubelet/pkg/cni"
 	"skiff.dev/kubelet/pkg/containerd"
 	"skiff.dev/kubelet/pkg/images"
@@ -144,6 +146,17 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	if err != nil {
 		return nil, err
 	}
+	hierarchies, err := cm.DiscoverHierarchies("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	cgroups, err := cm.New(cm.Options{Hierarchies: hierarchies, Root: o.CgroupRoot})
+	if err != nil {
+		return nil, err
+	}
+	if err := cgroups.Setup(); err != nil {
+		return nil, fmt.Errorf("setting up the pods' cgroups under %s: %w", cgroups.Kubepods(), err)
+	}
 	regs, err := images.LoadRegistries(o.RegistriesConfig)
 	if err != nil {
 		return nil, err
@@ -174,6 +187,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	env := pod.EnvContext{Objects: kubelet.Objects{Client: client}, HostIP: nodeIP, NodeAllocatable: machine.Capacity()}
 	lifecycle := &pod.Lifecycle{Hooks: []pod.Hook{
 		&pod.NetworkHook{Network: network, HostIP: nodeIP},
+		&pod.CgroupHook{Cgroups: cgroups},
 		&pod.VolumesHook{
 			Dir: filepath.Join(o.RootDir, "pods"), ResolvConf: "/etc/resolv.conf", Env: env, Tokens: kubelet.Tokens{Client: client},
 			Mounter: kubelet.HostMounter{}, Recorder: recorder,
@@ -185,7 +199,8 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	k = kubelet.New(kubelet.Options{
 		NodeName: o.NodeName, Client: client, Runtime: runtime, Network: network, Lifecycle: lifecycle,
 		HostIP: nodeIP, SyncPeriod: o.SyncFrequency, Metrics: cfg.Metrics,
-		PodDirs: []string{filepath.Join(o.RootDir, "pods"), filepath.Join(o.RootDir, "logs")},
+		PodDirs:       []string{filepath.Join(o.RootDir, "pods"), filepath.Join(o.RootDir, "logs")},
+		PodUIDSources: []func() ([]types.UID, error){cgroups.PodUIDs},
 	})
 	cfg.Kubelet = k
 	cfg.API = server.New(server.Options{

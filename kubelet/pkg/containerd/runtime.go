@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -224,6 +225,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 	}
 	if s.CPUQuota > 0 {
 		specOpts = append(specOpts, oci.WithCPUCFS(s.CPUQuota, s.CPUPeriod))
+	}
+	if s.CgroupParent != "" {
+		// Under the pod's cgroup, as upstream's cgroupfs driver names it.
+		specOpts = append(specOpts, oci.WithCgroup(path.Join(s.CgroupParent, s.ID)))
 	}
 	labels := map[string]string{labelImageID: imageID(s.Image, img.Target().Digest.String())}
 	for k, v := range s.Labels {

@@ -41,7 +41,10 @@ type Options struct {
 	// PodDirs hold one entry per pod UID (volumes, logs); entries of pods
 	// that are gone are cleaned up at start.
 	PodDirs []string
-	HostIP  string
+	// PodUIDSources list other per-pod leftovers (pod cgroups), cleaned up
+	// at start like PodDirs.
+	PodUIDSources []func() ([]types.UID, error)
+	HostIP        string
 	// SyncPeriod is the per-pod resync (1 s when 0).
 	SyncPeriod time.Duration
 	Metrics    *Metrics
@@ -225,6 +228,15 @@ func (k *Kubelet) cleanupOrphans(ctx context.Context, store cache.Store) error {
 	}
 	for _, uid := range sandboxes {
 		add(uid, "", "")
+	}
+	for _, list := range k.o.PodUIDSources {
+		uids, err := list()
+		if err != nil {
+			return err
+		}
+		for _, uid := range uids {
+			add(uid, "", "")
+		}
 	}
 	for _, dir := range k.o.PodDirs {
 		entries, err := os.ReadDir(dir)

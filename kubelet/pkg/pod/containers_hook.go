@@ -16,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+
+	"skiff.dev/kubelet/pkg/cm"
 )
 
 // Waiting reasons about containers, as upstream's.
@@ -187,6 +189,7 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 	}
 	spec.Security = SecurityFor(s.Pod, c)
 	spec.MemoryLimit, spec.CPUShares, spec.CPUQuota, spec.CPUPeriod = CgroupResources(c.Resources)
+	spec.CgroupParent = s.CgroupParent
 	return spec, nil
 }
 
@@ -237,7 +240,6 @@ func mountsPath(c *corev1.Container, path string) bool {
 // (the limit when there is no request; at least 2); the CFS quota from the
 // cpu limit over a 100 ms period (at least 1 ms).
 func CgroupResources(r corev1.ResourceRequirements) (memory int64, shares uint64, quota int64, period uint64) {
-	const cfsPeriod = 100000
 	if q, ok := r.Limits[corev1.ResourceMemory]; ok {
 		memory = q.Value()
 	}
@@ -247,16 +249,9 @@ func CgroupResources(r corev1.ResourceRequirements) (memory int64, shares uint64
 	} else if q, ok := r.Limits[corev1.ResourceCPU]; ok {
 		milli = q.MilliValue()
 	}
-	shares = uint64(milli * 1024 / 1000)
-	if shares < 2 {
-		shares = 2
-	}
+	shares = cm.MilliCPUToShares(milli)
 	if q, ok := r.Limits[corev1.ResourceCPU]; ok {
-		quota = q.MilliValue() * cfsPeriod / 1000
-		if quota < 1000 {
-			quota = 1000
-		}
-		period = cfsPeriod
+		quota, period = cm.MilliCPUToQuota(q.MilliValue()), cm.QuotaPeriod
 	}
 	return memory, shares, quota, period
 }

@@ -82,6 +82,9 @@ type ContainerSpec struct {
 	NetNSPath string
 	// HostNetwork puts the container in the node's network namespace.
 	HostNetwork bool
+	// CgroupParent is the pod's cgroup, where the container's own cgroup
+	// is made; empty: the runtime's default.
+	CgroupParent string
 	// MemoryLimit in bytes, 0 for none.
 	MemoryLimit int64
 	// CPUShares is the cgroup cpu.shares; CPUQuota/CPUPeriod the CFS quota
@@ -233,6 +236,8 @@ type State struct {
 	// current crash back-off began: the last one that ran long enough to
 	// reset it (BackOffResetAfter).
 	BackOffFrom map[string]int
+	// CgroupParent is the pod's cgroup (CgroupHook); empty: none.
+	CgroupParent string
 	// FirstPullStarted and LastPullFinished bound the time the pod's image
 	// pulls took, which the pod start SLI leaves out.
 	FirstPullStarted, LastPullFinished time.Time

@@ -157,6 +157,7 @@ func startKubelet(m *harness.Main, dir string, ts *testserver.TestServer, ctd *h
 	o.NodeName, o.NodeIP = nodeName, "127.0.0.1"
 	o.ContainerdAddress, o.ContainerdNamespace = ctd.Address, ns
 	o.RootDir, o.NetNSDir, o.BridgeName = filepath.Join(dir, "root"), filepath.Join(dir, "netns"), bridge
+	o.CgroupRoot = "/" + ns // removed with the namespace by the containerd harness
 	o.RegistriesConfig = regFile
 	o.Address, o.Port = "127.0.0.1", 0
 	o.NodeStatusUpdateFrequency = time.Second

@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +33,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/testserver"
 	"skiff.dev/kubelet/app"
+	"skiff.dev/kubelet/pkg/cm"
 	"skiff.dev/kubelet/pkg/pod"
 )
 
@@ -116,6 +119,8 @@ func (e *env) options() *app.Options {
 	o.RootDir = e.rootDir
 	o.NetNSDir = e.netnsDir
 	o.BridgeName = e.bridge
+	// Its own cgroup root, which the containerd harness removes.
+	o.CgroupRoot = "/" + e.namespace
 	o.RegistriesConfig = e.regFile
 	o.Address = "127.0.0.1"
 	o.Port = 0
@@ -389,6 +394,7 @@ func TestKubelet(t *testing.T) {
 		}
 		containerID = cs[0].ContainerID
 		e.assertCgroupLimits(t, strings.TrimPrefix(containerID, "containerd://"))
+		e.assertPodCgroup(t, p, strings.TrimPrefix(containerID, "containerd://"))
 		var body string
 		poll(t, 20*time.Second, "httpd to answer", func() (bool, string) {
 			var err error
@@ -608,6 +614,11 @@ func (e *env) assertNothingLeft(t *testing.T, uid types.UID, podIP string, ids [
 			t.Errorf("mounts left: %v", m)
 		}
 	}
+	for _, class := range []string{"", "burstable", "besteffort"} {
+		if dir := e.podCgroupDir("memory", class, uid); !errors.Is(statErr(dir), os.ErrNotExist) {
+			t.Errorf("pod cgroup %s left", dir)
+		}
+	}
 	netns := filepath.Join(e.netnsDir, "skiff-"+string(uid))
 	if _, err := os.Stat(netns); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("network namespace %s left (stat: %v)", netns, err)
@@ -664,6 +675,61 @@ func (e *env) assertCgroupLimits(t *testing.T, id string) {
 	}
 }
 
+// podCgroupDir is the pod's cgroup in the v1 hierarchy of controller.
+func (e *env) podCgroupDir(controller, class string, uid types.UID) string {
+	return filepath.Join("/sys/fs/cgroup", controller, e.namespace, "kubepods", class, "pod"+string(uid))
+}
+
+// assertPodCgroup checks that the container runs in its pod's cgroup
+// under the pod's QoS class, which carries the pod's CPU shares and limits
+// (cgroup v1, the hierarchy of these machines).
+func (e *env) assertPodCgroup(t *testing.T, p *corev1.Pod, id string) {
+	t.Helper()
+	if p.Status.QOSClass != corev1.PodQOSBurstable {
+		t.Fatalf("the test pod's QoS class is %q, want Burstable", p.Status.QOSClass)
+	}
+	ctx := namespaces.WithNamespace(context.Background(), e.namespace)
+	c, err := e.ctd.Client.LoadContainer(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := c.Spec(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := path.Join("/"+e.namespace, "kubepods", "burstable", "pod"+string(p.UID), id)
+	if spec.Linux.CgroupsPath != want {
+		t.Errorf("container cgroup %q, want %q", spec.Linux.CgroupsPath, want)
+	}
+	r := cm.PodResources(p)
+	memLimit := "9223372036854771712" // the kernel's "no limit"
+	if r.MemoryLimit > 0 {
+		memLimit = strconv.FormatInt(r.MemoryLimit, 10)
+	}
+	quota := "-1"
+	if r.CPUQuota > 0 {
+		quota = strconv.FormatInt(r.CPUQuota, 10)
+	}
+	for file, want := range map[string]string{
+		filepath.Join(e.podCgroupDir("cpu", "burstable", p.UID), "cpu.shares"):               strconv.FormatUint(r.CPUShares, 10),
+		filepath.Join(e.podCgroupDir("cpu", "burstable", p.UID), "cpu.cfs_quota_us"):         quota,
+		filepath.Join(e.podCgroupDir("memory", "burstable", p.UID), "memory.limit_in_bytes"): memLimit,
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("pod cgroup: %v", err)
+			continue
+		}
+		if got := strings.TrimSpace(string(b)); got != want {
+			t.Errorf("%s = %s, want %s", file, got, want)
+		}
+	}
+	// The container's own cgroup is below the pod's.
+	if _, err := os.Stat(filepath.Join(e.podCgroupDir("memory", "burstable", p.UID), id)); err != nil {
+		t.Errorf("the container's memory cgroup is not under its pod's: %v", err)
+	}
+}
+
 func nodeReady(n *corev1.Node) *corev1.NodeCondition {
 	for i := range n.Status.Conditions {
 		if n.Status.Conditions[i].Type == corev1.NodeReady {
@@ -671,6 +737,11 @@ func nodeReady(n *corev1.Node) *corev1.NodeCondition {
 		}
 	}
 	return nil
+}
+
+func statErr(path string) error {
+	_, err := os.Stat(path)
+	return err
 }
 
 func getBody(c *http.Client, url string) (string, error) {

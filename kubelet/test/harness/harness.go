@@ -209,6 +209,10 @@ func (c *Containerd) KillAll(t T) {
 			}
 			_ = ctr.Delete(nctx, containerd.WithSnapshotCleanup)
 		}
+		// Containers without a cgroup path of their own (ctr run) live in
+		// /<namespace>/<id>, and the tests' kubelets use /<namespace> as
+		// their cgroup root: none of it outlives the test.
+		RemoveCgroups(t, "/"+ns)
 	}
 }
 
