@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"skiff.dev/kubelet/pkg/eviction"
+	"skiff.dev/kubelet/pkg/imagegc"
 )
 
 // Options are skiff-kubelet's flags.
@@ -31,6 +34,16 @@ type Options struct {
 	CNICacheDir string
 	NetNSDir    string
 	BridgeName  string
+	// ContainerdRoot is containerd's state directory: its filesystem is
+	// the image filesystem (imagefs) of the eviction signals and image GC.
+	ContainerdRoot string
+	// Eviction and ImageGC are the node-pressure eviction thresholds and
+	// the image garbage collection policy.
+	Eviction *eviction.Flags
+	ImageGC  *imagegc.Policy
+	// EvictionInterval is the time between eviction passes (upstream's 10 s
+	// housekeeping); not a flag, tests shorten it.
+	EvictionInterval time.Duration
 	// CgroupRoot is where the kubelet makes kubepods, the parent of every
 	// pod's cgroup.
 	CgroupRoot string
@@ -63,6 +76,9 @@ func NewOptions() *Options {
 		NetNSDir:                  "/var/run/netns",
 		BridgeName:                "skiff0",
 		CgroupRoot:                "/",
+		ContainerdRoot:            "/var/lib/containerd",
+		Eviction:                  eviction.NewFlags(),
+		ImageGC:                   imagegc.NewPolicy(),
 		Address:                   "0.0.0.0",
 		Port:                      10250,
 		NodeStatusUpdateFrequency: 10 * time.Second,
@@ -90,6 +106,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NetNSDir, "netns-dir", o.NetNSDir, "Where pod network namespaces are pinned.")
 	fs.StringVar(&o.BridgeName, "bridge-name", o.BridgeName, "The Linux bridge that pods attach to (at most 15 characters).")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "The cgroup under which the kubelet makes kubepods and the pods' cgroups (cgroupfs paths, as upstream's --cgroup-root).")
+	fs.StringVar(&o.ContainerdRoot, "containerd-root", o.ContainerdRoot, "containerd's root directory: its filesystem is the image filesystem (imagefs) for eviction and image garbage collection.")
+	o.Eviction.AddFlags(fs)
+	o.ImageGC.AddFlags(fs)
 	fs.StringVar(&o.Address, "address", o.Address, "The IP address to serve /healthz and /metrics on (HTTPS).")
 	fs.IntVar(&o.Port, "port", o.Port, "The HTTPS port; 0 picks a free port.")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate; empty: a self-signed one is generated in memory.")
@@ -140,6 +159,12 @@ func (o *Options) Validate() error {
 	}
 	if o.BridgeName == "" || len(o.BridgeName) > 15 {
 		errs = append(errs, fmt.Errorf("--bridge-name %q must have 1 to 15 characters", o.BridgeName))
+	}
+	if _, err := o.Eviction.Thresholds(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.ImageGC.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if !path.IsAbs(o.CgroupRoot) || path.Clean(o.CgroupRoot) != o.CgroupRoot {
 		errs = append(errs, fmt.Errorf("--cgroup-root %q must be a clean absolute path", o.CgroupRoot))

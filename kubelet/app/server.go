@@ -32,6 +32,8 @@ import (
 	"skiff.dev/kubelet/pkg/cm"
 	"skiff.dev/kubelet/pkg/cni"
 	"skiff.dev/kubelet/pkg/containerd"
+	"skiff.dev/kubelet/pkg/eviction"
+	"skiff.dev/kubelet/pkg/imagegc"
 	"skiff.dev/kubelet/pkg/images"
 	"skiff.dev/kubelet/pkg/kubelet"
 	"skiff.dev/kubelet/pkg/nodestatus"
@@ -78,6 +80,8 @@ type Config struct {
 	Broadcast record.EventBroadcaster
 	Listener  net.Listener
 	API       *server.Server
+	Eviction  *eviction.Manager
+	ImageGC   *imagegc.Manager
 	tlsConfig *tls.Config
 }
 
@@ -196,13 +200,45 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		&pod.ContainersHook{Runtime: runtime, LogDir: filepath.Join(o.RootDir, "logs"), Recorder: recorder, Env: env},
 		&pod.ProbesHook{Runtime: runtime, Probe: (&pod.Prober{Runtime: runtime}).Probe, Recorder: recorder},
 	}}
+	var evictions *eviction.Manager
 	k = kubelet.New(kubelet.Options{
+		Admit:    func(p *corev1.Pod) (bool, string, string) { return evictions.Admit(p) },
 		NodeName: o.NodeName, Client: client, Runtime: runtime, Network: network, Lifecycle: lifecycle,
 		HostIP: nodeIP, SyncPeriod: o.SyncFrequency, Metrics: cfg.Metrics,
 		PodDirs:       []string{filepath.Join(o.RootDir, "pods"), filepath.Join(o.RootDir, "logs")},
 		PodUIDSources: []func() ([]types.UID, error){cgroups.PodUIDs},
 	})
 	cfg.Kubelet = k
+	imageFS := o.ContainerdRoot
+	if _, err := os.Stat(imageFS); err != nil {
+		klog.FromContext(ctx).Info("containerd's root is not here; the image filesystem is taken to be the kubelet's", "containerdRoot", imageFS, "rootDir", o.RootDir)
+		imageFS = o.RootDir
+	}
+	nodeRef := &corev1.ObjectReference{Kind: "Node", Name: o.NodeName, UID: types.UID(o.NodeName)}
+	if cfg.ImageGC, err = imagegc.New(imagegc.Options{
+		Policy: *o.ImageGC, Runtime: containerd.ImageGC{R: rt}, ImageFS: imagegc.StatFS(imageFS),
+		Recorder: recorder, NodeRef: nodeRef, Registerer: cfg.Registry,
+	}); err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
+	thresholds, err := o.Eviction.Thresholds()
+	if err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
+	usage := &podUsage{cgroups: cgroups, runtime: rt, rootDir: o.RootDir}
+	if evictions, err = eviction.New(eviction.Options{
+		Thresholds: thresholds, PressureTransitionPeriod: o.Eviction.PressureTransitionPeriod,
+		Signals:    &eviction.NodeSignals{RootDir: o.RootDir, ImageFSDir: imageFS},
+		ActivePods: k.ActivePods, PodUsage: usage.usage, Evict: k.EvictPod, PodCleanedUp: k.PodCleanedUp,
+		DeleteUnusedImages: cfg.ImageGC.DeleteUnusedImages,
+		Recorder:           recorder, Metrics: eviction.NewMetrics(cfg.Registry), Interval: o.EvictionInterval,
+	}); err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
+	cfg.Eviction = evictions
 	cfg.API = server.New(server.Options{
 		Pods: k, Runtime: rt, LogDir: filepath.Join(o.RootDir, "logs"), NetNSPath: network.NetNSPath,
 	})
@@ -219,11 +255,12 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	cfg.Node = nodestatus.New(nodestatus.Options{
 		NodeName: o.NodeName, Client: client, NodeIP: nodeIP, Hostname: host, Machine: machine,
 		KubeletVersion: Version, KubeletPort: port,
-		RuntimeVersion:  rt.Version,
-		NetworkStatus:   network.Status,
-		OnPodCIDR:       network.SetPodCIDR,
-		UpdateFrequency: o.NodeStatusUpdateFrequency,
-		ReportFrequency: o.NodeStatusReportFrequency,
+		RuntimeVersion:     rt.Version,
+		NetworkStatus:      network.Status,
+		OnPodCIDR:          network.SetPodCIDR,
+		PressureConditions: evictions.NodeConditions,
+		UpdateFrequency:    o.NodeStatusUpdateFrequency,
+		ReportFrequency:    o.NodeStatusReportFrequency,
 	})
 	return cfg, nil
 }
@@ -274,6 +311,8 @@ func Run(ctx context.Context, c *Config) error {
 		return c.Node.Start(ctx)
 	})
 	g.Go(func() error { return c.Kubelet.Start(ctx) })
+	g.Go(func() error { return c.Eviction.Start(ctx) })
+	g.Go(func() error { return c.ImageGC.Start(ctx) })
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
 		return nil

@@ -237,6 +237,17 @@ func (m *Manager) MemoryWorkingSet(cgroup string) (int64, error) {
 	return max(usage-inactive, 0), nil
 }
 
+// Processes counts the tasks in a cgroup (pids.current).
+func (m *Manager) Processes(cgroup string) (int64, error) {
+	mnt := m.unified
+	if mnt == "" {
+		if mnt = m.v1["pids"]; mnt == "" {
+			return 0, errors.New("no pids cgroup hierarchy is mounted")
+		}
+	}
+	return readInt(filepath.Join(mnt, cgroup, "pids.current"))
+}
+
 func (m *Manager) mkdir(dir string) error {
 	if m.Unified() {
 		return m.mkdirAll(filepath.Join(m.unified, dir))

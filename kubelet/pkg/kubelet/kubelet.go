@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"skiff.dev/kubelet/pkg/eviction"
 	"skiff.dev/kubelet/pkg/pod"
 )
 
@@ -48,6 +49,10 @@ type Options struct {
 	// SyncPeriod is the per-pod resync (1 s when 0).
 	SyncPeriod time.Duration
 	Metrics    *Metrics
+	// Admit, when set, decides whether a new pod may start here (the
+	// eviction manager's admission under node pressure); a refused pod
+	// ends Failed with the reason and "Pod was rejected: <message>".
+	Admit func(pod *corev1.Pod) (ok bool, reason, message string)
 }
 
 // Kubelet runs the pods bound to its node: one worker per pod, fed by an
@@ -165,6 +170,12 @@ func (k *Kubelet) update(ctx context.Context, obj any) {
 		w.Update(p)
 		return
 	}
+	if k.o.Admit != nil && p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
+		if ok, reason, msg := k.o.Admit(p); !ok {
+			k.reject(ctx, p, reason, msg)
+			return
+		}
+	}
 	w := pod.NewWorker(k.cfg, p)
 	k.workers[p.UID] = w
 	k.wg.Add(1)
@@ -176,6 +187,63 @@ func (k *Kubelet) update(ctx context.Context, obj any) {
 			k.mu.Unlock()
 		}
 	}()
+}
+
+// reject ends a pod that may not start here, as upstream's rejectPod.
+func (k *Kubelet) reject(ctx context.Context, p *corev1.Pod, reason, msg string) {
+	klog.FromContext(ctx).Info("Pod rejected", "pod", klog.KObj(p), "reason", reason, "message", msg)
+	st := *p.Status.DeepCopy()
+	st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, "Pod was rejected: "+msg
+	go func() {
+		if err := k.cfg.Status.UpdateStatus(ctx, p, st); err != nil {
+			klog.FromContext(ctx).Error(err, "Writing the status of a rejected pod", "pod", klog.KObj(p))
+		}
+	}()
+}
+
+// ActivePods are the pods that run here and are neither finished nor
+// being deleted.
+func (k *Kubelet) ActivePods() []*corev1.Pod {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []*corev1.Pod
+	for _, w := range k.workers {
+		if p := w.Pod(); !w.Finished() && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// EvictPod evicts a pod under node pressure and waits (up to the grace
+// period and a minute) until its containers are gone.
+func (k *Kubelet) EvictPod(ctx context.Context, p *corev1.Pod, e eviction.Eviction) error {
+	k.mu.Lock()
+	w, ok := k.workers[p.UID]
+	k.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("pod %s/%s has no worker here", p.Namespace, p.Name)
+	}
+	c := e.Condition
+	done := w.Evict(pod.Eviction{Reason: e.Reason, Message: e.Message, GracePeriod: time.Duration(e.GracePeriodSeconds) * time.Second, Condition: &c})
+	timer := time.NewTimer(time.Duration(e.GracePeriodSeconds)*time.Second + time.Minute)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return fmt.Errorf("pod %s/%s was not evicted within its grace period and a minute", p.Namespace, p.Name)
+	}
+}
+
+// PodCleanedUp says an evicted pod holds nothing any more.
+func (k *Kubelet) PodCleanedUp(p *corev1.Pod) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	w, ok := k.workers[p.UID]
+	return !ok || w.Finished()
 }
 
 func (k *Kubelet) remove(obj any) {

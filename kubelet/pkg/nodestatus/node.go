@@ -47,6 +47,9 @@ type Options struct {
 	NetworkStatus func(ctx context.Context) error
 	// OnPodCIDR is called with the node's spec.podCIDR when it is set.
 	OnPodCIDR func(cidr string) error
+	// PressureConditions gives MemoryPressure, DiskPressure and
+	// PIDPressure (the eviction manager's); nil: all three False.
+	PressureConditions func() []corev1.NodeCondition
 
 	UpdateFrequency time.Duration
 	ReportFrequency time.Duration
@@ -140,6 +143,15 @@ func (m *Manager) Status(ctx context.Context, old *corev1.NodeStatus) corev1.Nod
 		pressure(corev1.NodeDiskPressure, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
 		pressure(corev1.NodePIDPressure, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
 		ready,
+	}
+	if m.o.PressureConditions != nil {
+		for _, pc := range m.o.PressureConditions() {
+			for i := range st.Conditions {
+				if st.Conditions[i].Type == pc.Type {
+					st.Conditions[i].Status, st.Conditions[i].Reason, st.Conditions[i].Message = pc.Status, pc.Reason, pc.Message
+				}
+			}
+		}
 	}
 	for i := range st.Conditions {
 		c := &st.Conditions[i]

@@ -8,7 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // StatusWriter sends a pod's status and removes the pod object.
@@ -56,7 +58,20 @@ type Worker struct {
 	refreshed bool // the containers were listed at least once
 	adopted   bool // the pod had containers when the worker first looked
 	terminal  bool
+	finished  bool // terminal, as Finished reports it
 	running   atomic.Bool
+	// evicting is the eviction asked for, nil if none.
+	evicting *Eviction
+}
+
+// Eviction is the kubelet evicting a pod under node pressure: its
+// containers are stopped within GracePeriod and it ends Failed with
+// Reason and Message, and Condition added.
+type Eviction struct {
+	Reason, Message string
+	GracePeriod     time.Duration
+	Condition       *corev1.PodCondition
+	done            chan struct{}
 }
 
 // NewWorker returns a worker for pod.
@@ -96,6 +111,38 @@ func (w *Worker) poke() {
 	}
 }
 
+// Evict asks the worker to evict its pod; the channel is closed once the
+// pod's containers are gone and its final status is sent. A pod already
+// finished is not evicted (the channel is closed at once).
+func (w *Worker) Evict(e Eviction) <-chan struct{} {
+	e.done = make(chan struct{})
+	w.mu.Lock()
+	if w.evicting != nil {
+		done := w.evicting.done
+		w.mu.Unlock()
+		return done
+	}
+	w.evicting = &e
+	w.mu.Unlock()
+	w.poke()
+	return e.done
+}
+
+// Pod is the worker's latest version of its pod (do not modify it).
+func (w *Worker) Pod() *corev1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pod
+}
+
+// Finished says the pod has terminated here (succeeded, failed or
+// evicted) and holds no containers any more.
+func (w *Worker) Finished() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.finished
+}
+
 // Running says the pod's containers all run.
 func (w *Worker) Running() bool { return w.running.Load() }
 
@@ -126,7 +173,7 @@ func (w *Worker) Run(ctx context.Context) bool {
 // and the worker is done.
 func (w *Worker) Sync(ctx context.Context) bool {
 	w.mu.Lock()
-	pod, removed := w.pod, w.removed
+	pod, removed, evicting := w.pod, w.removed, w.evicting
 	w.mu.Unlock()
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
 	ctx = klog.NewContext(ctx, logger)
@@ -137,6 +184,13 @@ func (w *Worker) Sync(ctx context.Context) bool {
 		return w.terminate(ctx, removed)
 	}
 	if w.terminal {
+		if evicting != nil {
+			closeOnce(evicting.done)
+		}
+		return false
+	}
+	if evicting != nil {
+		w.evict(ctx, evicting)
 		return false
 	}
 	if phase := pod.Status.Phase; w.lastSent == nil && (phase == corev1.PodSucceeded || phase == corev1.PodFailed) {
@@ -246,8 +300,84 @@ func (w *Worker) finish(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Releasing a terminated pod; will retry")
 		return
 	}
+	w.setTerminal()
+}
+
+func (w *Worker) setTerminal() {
 	w.terminal = true
 	w.running.Store(false)
+	w.mu.Lock()
+	w.finished = true
+	w.mu.Unlock()
+}
+
+// evict stops the pod's containers within the eviction's grace period,
+// releases what the pod holds, and sends its final status: Failed, with
+// the eviction's reason, message and condition, as upstream's kubelet
+// leaves an evicted pod.
+func (w *Worker) evict(ctx context.Context, e *Eviction) {
+	logger := klog.FromContext(ctx)
+	s := w.state
+	status := w.computeStatus()
+	s.GracePeriod = e.GracePeriod
+	w.running.Store(false)
+	if err := w.cfg.Lifecycle.Destroy(ctx, s); err != nil {
+		logger.Error(err, "Evicting the pod; will retry")
+		return
+	}
+	status = evictedStatus(status, e, s.Now)
+	if err := w.send(ctx, s.Pod, status); err != nil {
+		logger.Error(err, "Updating the status of an evicted pod; will retry")
+		return
+	}
+	logger.Info("Evicted pod", "reason", e.Reason, "message", e.Message)
+	w.setTerminal()
+	closeOnce(e.done)
+}
+
+// evictedStatus is the final status of an evicted pod: every container
+// that ran is terminated (killed: exit code 137), nothing is ready.
+func evictedStatus(st corev1.PodStatus, e *Eviction, now time.Time) corev1.PodStatus {
+	st = *st.DeepCopy()
+	st.Phase, st.Reason, st.Message = corev1.PodFailed, e.Reason, e.Message
+	finished := metav1.NewTime(now)
+	kill := func(list []corev1.ContainerStatus) {
+		for i := range list {
+			cs := &list[i]
+			cs.Ready, cs.Started = false, ptr.To(false)
+			if cs.State.Running != nil {
+				cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: "Error", StartedAt: cs.State.Running.StartedAt, FinishedAt: finished, ContainerID: cs.ContainerID,
+				}}
+			}
+		}
+	}
+	kill(st.ContainerStatuses)
+	kill(st.InitContainerStatuses)
+	for i := range st.Conditions {
+		if t := st.Conditions[i].Type; t == corev1.PodReady || t == corev1.ContainersReady {
+			if st.Conditions[i].Status != corev1.ConditionFalse {
+				st.Conditions[i].Status, st.Conditions[i].LastTransitionTime = corev1.ConditionFalse, finished
+			}
+			st.Conditions[i].Reason = "PodFailed"
+		}
+	}
+	if e.Condition != nil {
+		c := *e.Condition
+		if c.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = finished
+		}
+		st.Conditions = append(st.Conditions, c)
+	}
+	return st
+}
+
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
 }
 
 // terminate stops the containers within the grace period, tears

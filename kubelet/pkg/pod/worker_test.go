@@ -402,3 +402,57 @@ func TestWorkerDoesNotRestartTerminatedPod(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkerEvict(t *testing.T) {
+	h := newHarness(testPod(corev1.RestartPolicyAlways, "busybox"))
+	h.sync(t)
+	if !h.w.Running() {
+		t.Fatal("pod not running before the eviction")
+	}
+	done := h.w.Evict(Eviction{
+		Reason: "Evicted", Message: "The node was low on resource: memory.", GracePeriod: time.Second,
+		Condition: &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "TerminationByKubelet"},
+	})
+	h.sync(t)
+	select {
+	case <-done:
+	default:
+		t.Fatal("the eviction is not reported done after a sync")
+	}
+	if h.rt.count() != 0 {
+		t.Errorf("%d containers left after the eviction", h.rt.count())
+	}
+	st := h.status.last()
+	if st.Phase != corev1.PodFailed || st.Reason != "Evicted" || st.Message != "The node was low on resource: memory." {
+		t.Errorf("status = %s %q %q", st.Phase, st.Reason, st.Message)
+	}
+	if cs := st.ContainerStatuses[0]; cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 137 || cs.Ready {
+		t.Errorf("container status = %+v", cs)
+	}
+	var disruption bool
+	for _, c := range st.Conditions {
+		if c.Type == corev1.PodReady && c.Status != corev1.ConditionFalse {
+			t.Errorf("Ready = %s after the eviction", c.Status)
+		}
+		disruption = disruption || (c.Type == corev1.DisruptionTarget && c.Reason == "TerminationByKubelet")
+	}
+	if !disruption {
+		t.Errorf("no DisruptionTarget condition: %+v", st.Conditions)
+	}
+	if !h.w.Finished() || h.w.Running() {
+		t.Errorf("Finished %v Running %v after the eviction", h.w.Finished(), h.w.Running())
+	}
+	// The pod is never started again.
+	starts := len(h.rt.callsWith("start"))
+	h.clock.Step(time.Minute)
+	h.sync(t)
+	if len(h.rt.callsWith("start")) != starts {
+		t.Error("an evicted pod was started again")
+	}
+	// A second eviction of a finished pod is done at once.
+	select {
+	case <-h.w.Evict(Eviction{Reason: "Evicted"}):
+	default:
+		t.Error("evicting a finished pod again does not report done")
+	}
+}

@@ -58,6 +58,8 @@ type env struct {
 	// tlsCert and tlsKey, when set, are the kubelet's serving certificate
 	// (else a self-signed one).
 	tlsCert, tlsKey string
+	// customize, when set, changes the kubelet's options last.
+	customize func(*app.Options)
 }
 
 func setup(t *testing.T) *env {
@@ -131,6 +133,14 @@ func (e *env) options() *app.Options {
 		o.LogDriver = e.logDriver
 	}
 	o.TLSCertFile, o.TLSKeyFile = e.tlsCert, e.tlsKey
+	// Only the memory threshold: the tests must not depend on how full
+	// this machine's disk is (the defaults would put a nearly full disk
+	// under DiskPressure and refuse every pod).
+	o.Eviction.Hard = "memory.available<100Mi"
+	o.ContainerdRoot = e.ctd.Dir
+	if e.customize != nil {
+		e.customize(o)
+	}
 	return o
 }
 
