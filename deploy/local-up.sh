@@ -140,6 +140,7 @@ start kubelet "$BIN/skiff-kubelet" \
 	--kubeconfig "$SKIFF_HOME/kubelet-$NODE.kubeconfig" \
 	--node-name "$NODE" \
 	--containerd-address "$CTRD_SOCK" \
+	--containerd-root "$CTRD/root" \
 	--root-dir "$SKIFF_HOME/kubelet" \
 	--bridge-name skiff0 \
 	--address 0.0.0.0 \
