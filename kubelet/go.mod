@@ -14,6 +14,7 @@ require (
 	github.com/prometheus/client_golang v1.19.1
 	github.com/spf13/cobra v1.8.1
 	github.com/spf13/pflag v1.0.5
+	github.com/vishvananda/netlink v1.2.1-beta.2
 	golang.org/x/crypto v0.28.0
 	golang.org/x/sync v0.8.0
 	golang.org/x/sys v0.26.0
@@ -26,6 +27,8 @@ require (
 	skiff.dev/apiserver v0.0.0
 	skiff.dev/component-base v0.0.0
 )
+
+require github.com/vishvananda/netns v0.0.4
 
 require (
 	github.com/AdaLogics/go-fuzz-headers v0.0.0-20230811130428-ced1acdcaa24 // indirect

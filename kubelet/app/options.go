@@ -44,6 +44,10 @@ type Options struct {
 	// EvictionInterval is the time between eviction passes (upstream's 10 s
 	// housekeeping); not a flag, tests shorten it.
 	EvictionInterval time.Duration
+	// ClusterCIDR gets a blackhole route under the pod routes; empty: none.
+	ClusterCIDR string
+	// ManageNodeRoutes keeps host routes to the other nodes' pod CIDRs.
+	ManageNodeRoutes bool
 	// CgroupRoot is where the kubelet makes kubepods, the parent of every
 	// pod's cgroup.
 	CgroupRoot string
@@ -76,6 +80,8 @@ func NewOptions() *Options {
 		NetNSDir:                  "/var/run/netns",
 		BridgeName:                "skiff0",
 		CgroupRoot:                "/",
+		ClusterCIDR:               "10.244.0.0/16",
+		ManageNodeRoutes:          true,
 		ContainerdRoot:            "/var/lib/containerd",
 		Eviction:                  eviction.NewFlags(),
 		ImageGC:                   imagegc.NewPolicy(),
@@ -106,6 +112,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NetNSDir, "netns-dir", o.NetNSDir, "Where pod network namespaces are pinned.")
 	fs.StringVar(&o.BridgeName, "bridge-name", o.BridgeName, "The Linux bridge that pods attach to (at most 15 characters).")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "The cgroup under which the kubelet makes kubepods and the pods' cgroups (cgroupfs paths, as upstream's --cgroup-root).")
+	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The cluster's pod CIDR: it gets a blackhole route (under the more specific pod routes) when it has none, so no packet for a cluster address leaves the node; empty: none.")
+	fs.BoolVar(&o.ManageNodeRoutes, "manage-node-routes", o.ManageNodeRoutes, "Keep a host route to every other node's pod CIDR via its InternalIP, and the cluster CIDR's blackhole route.")
 	fs.StringVar(&o.ContainerdRoot, "containerd-root", o.ContainerdRoot, "containerd's root directory: its filesystem is the image filesystem (imagefs) for eviction and image garbage collection.")
 	o.Eviction.AddFlags(fs)
 	o.ImageGC.AddFlags(fs)
@@ -159,6 +167,11 @@ func (o *Options) Validate() error {
 	}
 	if o.BridgeName == "" || len(o.BridgeName) > 15 {
 		errs = append(errs, fmt.Errorf("--bridge-name %q must have 1 to 15 characters", o.BridgeName))
+	}
+	if o.ClusterCIDR != "" {
+		if _, _, err := net.ParseCIDR(o.ClusterCIDR); err != nil {
+			errs = append(errs, fmt.Errorf("--cluster-cidr %q is not a CIDR", o.ClusterCIDR))
+		}
 	}
 	if _, err := o.Eviction.Thresholds(); err != nil {
 		errs = append(errs, err)

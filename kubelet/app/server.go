@@ -38,6 +38,7 @@ import (
 	"skiff.dev/kubelet/pkg/kubelet"
 	"skiff.dev/kubelet/pkg/nodestatus"
 	"skiff.dev/kubelet/pkg/pod"
+	"skiff.dev/kubelet/pkg/routes"
 	"skiff.dev/kubelet/pkg/server"
 )
 
@@ -80,6 +81,7 @@ type Config struct {
 	Broadcast record.EventBroadcaster
 	Listener  net.Listener
 	API       *server.Server
+	Routes    *routes.Controller
 	Eviction  *eviction.Manager
 	ImageGC   *imagegc.Manager
 	tlsConfig *tls.Config
@@ -239,6 +241,16 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		return nil, err
 	}
 	cfg.Eviction = evictions
+	if o.ManageNodeRoutes {
+		var cluster *net.IPNet
+		if o.ClusterCIDR != "" {
+			_, cluster, _ = net.ParseCIDR(o.ClusterCIDR)
+		}
+		if cfg.Routes, err = routes.New(routes.Options{NodeName: o.NodeName, ClusterCIDR: cluster}); err != nil {
+			_ = rt.Close()
+			return nil, err
+		}
+	}
 	cfg.API = server.New(server.Options{
 		Pods: k, Runtime: rt, LogDir: filepath.Join(o.RootDir, "logs"), NetNSPath: network.NetNSPath,
 	})
@@ -312,6 +324,9 @@ func Run(ctx context.Context, c *Config) error {
 	})
 	g.Go(func() error { return c.Kubelet.Start(ctx) })
 	g.Go(func() error { return c.Eviction.Start(ctx) })
+	if c.Routes != nil {
+		g.Go(func() error { return c.Routes.Run(ctx, c.Client) })
+	}
 	g.Go(func() error { return c.ImageGC.Start(ctx) })
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {

@@ -138,6 +138,10 @@ func (e *env) options() *app.Options {
 	// under DiskPressure and refuse every pod).
 	o.Eviction.Hard = "memory.available<100Mi"
 	o.ContainerdRoot = e.ctd.Dir
+	// The tests run in the host's network namespace: no host routes for
+	// the nodes they make up (pkg/routes is tested in a namespace of its
+	// own); the blackhole is added by addBlackhole.
+	o.ManageNodeRoutes = false
 	if e.customize != nil {
 		e.customize(o)
 	}
