@@ -8,14 +8,19 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
 
 	"skiff.dev/controller-manager/pkg/controller/deployment"
+	"skiff.dev/controller-manager/pkg/controller/disruption"
 	"skiff.dev/controller-manager/pkg/controller/garbagecollector"
 	"skiff.dev/controller-manager/pkg/controller/namespace"
 	"skiff.dev/controller-manager/pkg/controller/nodeipam"
 	"skiff.dev/controller-manager/pkg/controller/nodelifecycle"
 	"skiff.dev/controller-manager/pkg/controller/podgc"
 	"skiff.dev/controller-manager/pkg/controller/replicaset"
+	"skiff.dev/controller-manager/pkg/controller/resourcequota"
 	"skiff.dev/controller-manager/pkg/controller/rootcacertpublisher"
 	"skiff.dev/controller-manager/pkg/controller/serviceaccount"
 )
@@ -45,6 +50,8 @@ func Controllers() []Controller {
 		{Name: "node-ipam", Init: startNodeIPAM},
 		{Name: "node-lifecycle", Init: startNodeLifecycle},
 		{Name: "pod-garbage-collector", Init: startPodGC},
+		{Name: "resourcequota", Init: startResourceQuota},
+		{Name: "disruption", Init: startDisruption},
 	}
 }
 
@@ -82,6 +89,9 @@ type ControllerOptions struct {
 
 	TerminatedPodGCThreshold int
 
+	ConcurrentResourceQuotaSyncs int
+	ResourceQuotaSyncPeriod      time.Duration
+
 	RootCAFile string
 }
 
@@ -104,6 +114,9 @@ func defaultControllerOptions() ControllerOptions {
 		LargeClusterSizeThreshold: 50,
 		UnhealthyZoneThreshold:    0.55,
 		TerminatedPodGCThreshold:  12500,
+
+		ConcurrentResourceQuotaSyncs: 5,
+		ResourceQuotaSyncPeriod:      resourcequota.DefaultSyncPeriod,
 	}
 }
 
@@ -125,6 +138,8 @@ func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.LargeClusterSizeThreshold, "large-cluster-size-threshold", o.LargeClusterSizeThreshold, "Zones up to this many nodes stop evicting when unhealthy.")
 	fs.Float64Var(&o.UnhealthyZoneThreshold, "unhealthy-zone-threshold", o.UnhealthyZoneThreshold, "Fraction of not-ready nodes at which a zone is unhealthy.")
 	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Terminated pods kept before the oldest are deleted; 0 or less keeps all.")
+	fs.IntVar(&o.ConcurrentResourceQuotaSyncs, "concurrent-resource-quota-syncs", o.ConcurrentResourceQuotaSyncs, "ResourceQuotas synced at once.")
+	fs.DurationVar(&o.ResourceQuotaSyncPeriod, "resource-quota-sync-period", o.ResourceQuotaSyncPeriod, "How often every ResourceQuota's usage is recomputed without an event.")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "The cluster CA published as kube-root-ca.crt in every namespace; empty: the CA of --kubeconfig.")
 }
 
@@ -135,6 +150,8 @@ func (o *ControllerOptions) validate() []error {
 		"--concurrent-deployment-syncs": o.ConcurrentDeploymentSyncs,
 		"--concurrent-gc-syncs":         o.ConcurrentGCSyncs,
 		"--concurrent-namespace-syncs":  o.ConcurrentNamespaceSyncs,
+
+		"--concurrent-resource-quota-syncs": o.ConcurrentResourceQuotaSyncs,
 	} {
 		if n < 1 {
 			errs = append(errs, fmt.Errorf("%s must be at least 1", flag))
@@ -142,6 +159,9 @@ func (o *ControllerOptions) validate() []error {
 	}
 	if o.NodeMonitorGracePeriod <= o.NodeMonitorPeriod {
 		errs = append(errs, errors.New("--node-monitor-grace-period must be longer than --node-monitor-period"))
+	}
+	if o.ResourceQuotaSyncPeriod <= 0 {
+		errs = append(errs, errors.New("--resource-quota-sync-period must be positive"))
 	}
 	if o.AllocateNodeCIDRs && o.ClusterCIDR == "" {
 		errs = append(errs, errors.New("--allocate-node-cidrs needs --cluster-cidr"))
@@ -260,6 +280,35 @@ func startPodGC(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
 	if err != nil {
 		return nil, err
 	}
+	return workers(c.Run, 1), nil
+}
+
+func startResourceQuota(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	o := cc.Options.Controller
+	c, err := resourcequota.NewController(cc.Client, cc.Informers, cc.Metrics, resourcequota.Options{
+		SyncPeriod:     o.ResourceQuotaSyncPeriod,
+		Metadata:       cc.Metadata,
+		Discovery:      cc.Discovery,
+		InformerResync: cc.Options.ResyncPeriod,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, o.ConcurrentResourceQuotaSyncs), nil
+}
+
+func startDisruption(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cc.Discovery)
+	scales, err := scale.NewForConfig(cc.RESTConfig, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(cc.Discovery))
+	if err != nil {
+		return nil, err
+	}
+	c, err := disruption.NewController(cc.Client, cc.Informers, cc.Recorder(disruption.ControllerName), cc.Metrics,
+		disruption.Options{Scales: scales, Mapper: mapper})
+	if err != nil {
+		return nil, err
+	}
+	// Upstream runs a single disruption worker.
 	return workers(c.Run, 1), nil
 }
 
