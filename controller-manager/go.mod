@@ -111,4 +111,3 @@ replace (
 	skiff.dev/ctl => ../ctl
 	skiff.dev/scheduler => ../scheduler
 )
-

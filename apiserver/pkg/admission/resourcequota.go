@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
+
+	"skiff.dev/component-base/quota"
 )
 
 // ResourceQuotaName is upstream's plugin name.
@@ -113,7 +115,7 @@ func (r *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 // appending the undo of each charge made.
 func (r *ResourceQuota) chargeAll(ctx context.Context, a *Attributes, quotas []*corev1.ResourceQuota, delta corev1.ResourceList, release bool, undo *[]func()) error {
 	for _, q := range quotas {
-		if !release && a.Operation == Create && scopesMatch(q, a.Object) {
+		if !release && a.Operation == Create && quota.MatchesScopes(q, a.Object) {
 			if err := checkConstraints(q, a.Object); err != nil {
 				return forbidden(a, fmt.Errorf("failed quota: %s: %v", q.Name, err))
 			}
@@ -191,7 +193,7 @@ func (r *ResourceQuota) apply(ctx context.Context, q *corev1.ResourceQuota, name
 		if err := exceeds(cur, names, delta); err != nil {
 			return &quotaRefusal{msg: err.Error()}
 		}
-		cur.Status.Used = quotaAdd(cur.Status.Used, mask(delta, names))
+		cur.Status.Used = quota.Add(cur.Status.Used, mask(delta, names))
 		return nil
 	})
 }
@@ -210,7 +212,7 @@ func exceeds(q *corev1.ResourceQuota, names []corev1.ResourceName, delta corev1.
 		return fmt.Errorf("status unknown for quota: %s, resources: %s", q.Name, strings.Join(unknown, ","))
 	}
 	requested := mask(delta, names)
-	next := quotaAdd(mask(q.Status.Used, names), requested)
+	next := quota.Add(mask(q.Status.Used, names), requested)
 	var over []corev1.ResourceName
 	for _, n := range names {
 		hard, ok := q.Status.Hard[n]
@@ -239,7 +241,7 @@ func hardOf(q *corev1.ResourceQuota) corev1.ResourceList {
 // matchingNames are the quota's hard resources that delta touches, when
 // the quota's scopes select the object.
 func matchingNames(q *corev1.ResourceQuota, obj runtime.Object, delta corev1.ResourceList) []corev1.ResourceName {
-	if !scopesMatch(q, obj) {
+	if !quota.MatchesScopes(q, obj) {
 		return nil
 	}
 	var out []corev1.ResourceName
@@ -250,65 +252,6 @@ func matchingNames(q *corev1.ResourceQuota, obj runtime.Object, delta corev1.Res
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-// scopesMatch: a quota with scopes only tracks pods in those scopes.
-func scopesMatch(q *corev1.ResourceQuota, obj runtime.Object) bool {
-	scopes := append([]corev1.ResourceQuotaScope(nil), q.Spec.Scopes...)
-	var selectors []corev1.ScopedResourceSelectorRequirement
-	if q.Spec.ScopeSelector != nil {
-		selectors = q.Spec.ScopeSelector.MatchExpressions
-	}
-	if len(scopes) == 0 && len(selectors) == 0 {
-		return true
-	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return false
-	}
-	for _, s := range scopes {
-		if !podInScope(pod, corev1.ScopedResourceSelectorRequirement{ScopeName: s, Operator: corev1.ScopeSelectorOpExists}) {
-			return false
-		}
-	}
-	for _, sel := range selectors {
-		if !podInScope(pod, sel) {
-			return false
-		}
-	}
-	return true
-}
-
-func podInScope(pod *corev1.Pod, sel corev1.ScopedResourceSelectorRequirement) bool {
-	terminating := pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds >= 0
-	requests, limits := podTotals(pod)
-	bestEffort := len(requests) == 0 && len(limits) == 0
-	switch sel.ScopeName {
-	case corev1.ResourceQuotaScopeTerminating:
-		return terminating
-	case corev1.ResourceQuotaScopeNotTerminating:
-		return !terminating
-	case corev1.ResourceQuotaScopeBestEffort:
-		return bestEffort
-	case corev1.ResourceQuotaScopeNotBestEffort:
-		return !bestEffort
-	case corev1.ResourceQuotaScopePriorityClass:
-		switch sel.Operator {
-		case corev1.ScopeSelectorOpExists:
-			return pod.Spec.PriorityClassName != ""
-		case corev1.ScopeSelectorOpDoesNotExist:
-			return pod.Spec.PriorityClassName == ""
-		case corev1.ScopeSelectorOpIn, corev1.ScopeSelectorOpNotIn:
-			in := false
-			for _, v := range sel.Values {
-				if v == pod.Spec.PriorityClassName {
-					in = true
-				}
-			}
-			return in == (sel.Operator == corev1.ScopeSelectorOpIn)
-		}
-	}
-	return false
 }
 
 // checkConstraints is upstream's backward-compatible rule: when a quota
@@ -406,13 +349,13 @@ func (r *ResourceQuota) InitialUsage(ctx context.Context, q *corev1.ResourceQuot
 			return err
 		}
 		for _, obj := range objs {
-			if scopesMatch(q, obj) {
-				total = quotaAdd(total, Usage(gr, obj))
+			if quota.MatchesScopes(q, obj) {
+				total = quota.Add(total, Usage(gr, obj))
 			}
 		}
 	}
 	if self {
-		total = quotaAdd(total, Usage(schema.GroupResource{Resource: "resourcequotas"}, q))
+		total = quota.Add(total, Usage(schema.GroupResource{Resource: "resourcequotas"}, q))
 	}
 	if q.Status.Used == nil {
 		q.Status.Used = corev1.ResourceList{}
@@ -432,25 +375,8 @@ func (r *ResourceQuota) InitialUsage(ctx context.Context, q *corev1.ResourceQuot
 func resourcesFor(names []corev1.ResourceName) []schema.GroupResource {
 	set := map[schema.GroupResource]bool{}
 	for _, n := range names {
-		s := string(n)
-		switch {
-		case strings.HasPrefix(s, "count/"):
-			res, group, _ := strings.Cut(strings.TrimPrefix(s, "count/"), ".")
-			set[schema.GroupResource{Group: group, Resource: res}] = true
-		case n == corev1.ResourceServices || strings.HasPrefix(s, "services."):
-			set[schema.GroupResource{Resource: "services"}] = true
-		case n == corev1.ResourceConfigMaps:
-			set[schema.GroupResource{Resource: "configmaps"}] = true
-		case n == corev1.ResourceSecrets:
-			set[schema.GroupResource{Resource: "secrets"}] = true
-		case n == corev1.ResourceReplicationControllers:
-			set[schema.GroupResource{Resource: "replicationcontrollers"}] = true
-		case n == corev1.ResourceQuotas:
-			set[schema.GroupResource{Resource: "resourcequotas"}] = true
-		case n == corev1.ResourcePersistentVolumeClaims || n == corev1.ResourceRequestsStorage || strings.Contains(s, storageClassSuffix):
-			set[schema.GroupResource{Resource: "persistentvolumeclaims"}] = true
-		default:
-			set[podsGR] = true
+		if gr, ok := quota.ResourceFor(n); ok {
+			set[gr] = true
 		}
 	}
 	out := make([]schema.GroupResource, 0, len(set))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"skiff.dev/component-base/quota"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,9 +100,9 @@ func NewController(client kubernetes.Interface, factory informers.SharedInformer
 			metrics.QueueConfig[string](m, "resourcequota")),
 	}
 	typed := map[schema.GroupResource]cache.SharedIndexInformer{
-		podsGR:                       core.Pods().Informer(),
-		servicesGR:                   core.Services().Informer(),
-		claimsGR:                     core.PersistentVolumeClaims().Informer(),
+		quota.PodsGR:                 core.Pods().Informer(),
+		quota.ServicesGR:             core.Services().Informer(),
+		quota.ClaimsGR:               core.PersistentVolumeClaims().Informer(),
 		{Resource: "configmaps"}:     core.ConfigMaps().Informer(),
 		{Resource: "resourcequotas"}: quotas,
 	}
@@ -215,18 +216,18 @@ func (c *Controller) objectHandler(gr schema.GroupResource) cache.ResourceEventH
 
 func (c *Controller) usageChanged(gr schema.GroupResource, old, cur any) bool {
 	now := c.clock.Now()
-	if !quotaEqual(usage(gr, old, now), usage(gr, cur, now)) {
+	if !quota.Equal(quota.Usage(gr, old, now), quota.Usage(gr, cur, now)) {
 		return true
 	}
 	o, ok1 := old.(*corev1.Pod)
 	n, ok2 := cur.(*corev1.Pod)
-	return ok1 && ok2 && isTerminating(o) != isTerminating(n)
+	return ok1 && ok2 && quota.IsTerminating(o) != quota.IsTerminating(n)
 }
 
 // recheckWhenPodStopsCounting queues the pod's quotas for the moment a
 // terminating pod's grace period has run out twice, when it stops counting.
 func (c *Controller) recheckWhenPodStopsCounting(pod *corev1.Pod) {
-	at := podStopsCountingAt(pod)
+	at := quota.PodStopsCountingAt(pod)
 	if at.IsZero() {
 		return
 	}
@@ -234,7 +235,7 @@ func (c *Controller) recheckWhenPodStopsCounting(pod *corev1.Pod) {
 	if after <= 0 {
 		return
 	}
-	for _, key := range c.quotasTracking(podsGR, pod.Namespace) {
+	for _, key := range c.quotasTracking(quota.PodsGR, pod.Namespace) {
 		c.queue.AddAfter(key, after)
 	}
 }
@@ -261,7 +262,7 @@ func (c *Controller) quotasTracking(gr schema.GroupResource, namespace string) [
 	var keys []string
 	for _, q := range quotas {
 		for name := range q.Spec.Hard {
-			if g, ok := resourceFor(name); ok && g == gr {
+			if g, ok := quota.ResourceFor(name); ok && g == gr {
 				keys = append(keys, q.Namespace+"/"+q.Name)
 				break
 			}

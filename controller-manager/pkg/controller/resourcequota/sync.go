@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"skiff.dev/component-base/quota"
 	"sort"
 	"time"
 
@@ -35,7 +36,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	now := c.clock.Now()
 	computed, recheck, calcErr := c.calculateUsage(q, now)
 	status := newStatus(q, computed)
-	if !quotaEqual(status.Hard, q.Status.Hard) || !quotaEqual(status.Used, q.Status.Used) ||
+	if !quota.Equal(status.Hard, q.Status.Hard) || !quota.Equal(status.Used, q.Status.Used) ||
 		q.Status.Hard == nil || q.Status.Used == nil {
 		updated := q.DeepCopy()
 		updated.Status = status
@@ -75,7 +76,7 @@ func newStatus(q *corev1.ResourceQuota, computed corev1.ResourceList) corev1.Res
 func (c *Controller) calculateUsage(q *corev1.ResourceQuota, now time.Time) (corev1.ResourceList, time.Time, error) {
 	byKind := map[schema.GroupResource][]corev1.ResourceName{}
 	for name := range q.Spec.Hard {
-		if gr, ok := resourceFor(name); ok {
+		if gr, ok := quota.ResourceFor(name); ok {
 			byKind[gr] = append(byKind[gr], name)
 		}
 	}
@@ -127,12 +128,12 @@ func kindUsage(src *source, gr schema.GroupResource, q *corev1.ResourceQuota, na
 	total := corev1.ResourceList{}
 	var recheck time.Time
 	for _, obj := range objs {
-		if !matchesScopes(q, obj) {
+		if !quota.MatchesScopes(q, obj) {
 			continue
 		}
-		addTo(total, usage(gr, obj, now))
-		if pod, ok := obj.(*corev1.Pod); ok && podCountsForQuota(pod, now) {
-			if at := podStopsCountingAt(pod); !at.IsZero() && (recheck.IsZero() || at.Before(recheck)) {
+		quota.AddTo(total, quota.Usage(gr, obj, now))
+		if pod, ok := obj.(*corev1.Pod); ok && quota.PodCountsForQuota(pod, now) {
+			if at := quota.PodStopsCountingAt(pod); !at.IsZero() && (recheck.IsZero() || at.Before(recheck)) {
 				recheck = at
 			}
 		}

@@ -3,6 +3,7 @@ package resourcequota
 import (
 	"context"
 	"errors"
+	"skiff.dev/component-base/quota"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-func quota(name string, hard corev1.ResourceList, used corev1.ResourceList, mods ...func(*corev1.ResourceQuota)) *corev1.ResourceQuota {
+func newQuota(name string, hard corev1.ResourceList, used corev1.ResourceList, mods ...func(*corev1.ResourceQuota)) *corev1.ResourceQuota {
 	q := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: "1"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: hard},
@@ -112,7 +113,7 @@ func TestSync(t *testing.T) {
 	}{
 		{
 			name:  "first sync fills hard and used",
-			quota: quota("q", list("pods", "10", "requests.cpu", "4", "limits.cpu", "4", "requests.memory", "1Gi", "count/pods", "20"), nil),
+			quota: newQuota("q", list("pods", "10", "requests.cpu", "4", "limits.cpu", "4", "requests.memory", "1Gi", "count/pods", "20"), nil),
 			objs: inNS(cpuPod("a", "100m"), cpuPod("b", "250m"), cpuPod("done", "1", inPhase(corev1.PodSucceeded)),
 				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}),
 			wantUsed:  list("pods", "2", "requests.cpu", "350m", "limits.cpu", "350m", "requests.memory", "20Mi", "count/pods", "3"),
@@ -120,34 +121,34 @@ func TestSync(t *testing.T) {
 		},
 		{
 			name:      "a wrong usage is corrected",
-			quota:     quota("q", list("pods", "10"), list("pods", "7")),
+			quota:     newQuota("q", list("pods", "10"), list("pods", "7")),
 			objs:      inNS(cpuPod("a", "100m")),
 			wantUsed:  list("pods", "1"),
 			wantWrite: true,
 		},
 		{
 			name:      "nothing changed: no write",
-			quota:     quota("q", list("pods", "10", "configmaps", "5"), list("pods", "1", "configmaps", "1")),
+			quota:     newQuota("q", list("pods", "10", "configmaps", "5"), list("pods", "1", "configmaps", "1")),
 			objs:      inNS(cpuPod("a", "100m"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}),
 			wantUsed:  list("pods", "1", "configmaps", "1"),
 			wantWrite: false,
 		},
 		{
 			name:      "a changed spec.hard is written to status.hard",
-			quota:     quota("q", list("pods", "10"), list("pods", "1"), func(q *corev1.ResourceQuota) { q.Status.Hard = list("pods", "5") }),
+			quota:     newQuota("q", list("pods", "10"), list("pods", "1"), func(q *corev1.ResourceQuota) { q.Status.Hard = list("pods", "5") }),
 			objs:      inNS(cpuPod("a", "100m")),
 			wantUsed:  list("pods", "1"),
 			wantWrite: true,
 		},
 		{
 			name:      "no objects: zero",
-			quota:     quota("q", list("pods", "10", "services", "2", "services.nodeports", "4"), nil),
+			quota:     newQuota("q", list("pods", "10", "services", "2", "services.nodeports", "4"), nil),
 			wantUsed:  list("pods", "0", "services", "0", "services.nodeports", "0"),
 			wantWrite: true,
 		},
 		{
 			name: "BestEffort scope counts only best-effort pods",
-			quota: quota("q", list("pods", "10"), nil, func(q *corev1.ResourceQuota) {
+			quota: newQuota("q", list("pods", "10"), nil, func(q *corev1.ResourceQuota) {
 				q.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}
 			}),
 			objs: inNS(cpuPod("a", "100m"), newPod("be1", withContainers(container(nil, nil))),
@@ -157,7 +158,7 @@ func TestSync(t *testing.T) {
 		},
 		{
 			name: "PriorityClass selector",
-			quota: quota("q", list("pods", "10", "requests.cpu", "10"), nil, func(q *corev1.ResourceQuota) {
+			quota: newQuota("q", list("pods", "10", "requests.cpu", "10"), nil, func(q *corev1.ResourceQuota) {
 				q.Spec.ScopeSelector = &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{pcReq(corev1.ScopeSelectorOpIn, "high")}}
 			}),
 			objs:      inNS(cpuPod("a", "100m", priority("high")), cpuPod("b", "200m", priority("low")), cpuPod("c", "400m")),
@@ -166,26 +167,26 @@ func TestSync(t *testing.T) {
 		},
 		{
 			name:      "pods of other namespaces do not count",
-			quota:     quota("q", list("pods", "10"), nil),
+			quota:     newQuota("q", list("pods", "10"), nil),
 			objs:      []runtime.Object{newPod("elsewhere", func(p *corev1.Pod) { p.Namespace = "other" })},
 			wantUsed:  list("pods", "0"),
 			wantWrite: true,
 		},
 		{
 			name:      "a resource no kind counts keeps its usage",
-			quota:     quota("q", list("pods", "10", "bogus", "3"), list("pods", "9", "bogus", "2")),
+			quota:     newQuota("q", list("pods", "10", "bogus", "3"), list("pods", "9", "bogus", "2")),
 			wantUsed:  list("pods", "0", "bogus", "2"),
 			wantWrite: true,
 		},
 		{
 			name:      "kinds known only to discovery are left alone without metadata informers",
-			quota:     quota("q", list("count/deployments.apps", "3", "secrets", "3"), list("count/deployments.apps", "1")),
+			quota:     newQuota("q", list("count/deployments.apps", "3", "secrets", "3"), list("count/deployments.apps", "1")),
 			wantUsed:  list("count/deployments.apps", "1"),
 			wantWrite: false,
 		},
 		{
 			name:  "services, claims and quotas",
-			quota: quota("q", list("services", "5", "services.loadbalancers", "2", "requests.storage", "10Gi", "persistentvolumeclaims", "3", "resourcequotas", "2"), nil),
+			quota: newQuota("q", list("services", "5", "services.loadbalancers", "2", "requests.storage", "10Gi", "persistentvolumeclaims", "3", "resourcequotas", "2"), nil),
 			objs: inNS(
 				&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "lb"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}},
 				&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ip"}},
@@ -213,10 +214,10 @@ func TestSync(t *testing.T) {
 			if len(writes) != 1 {
 				t.Fatalf("%d status writes, want 1", len(writes))
 			}
-			if !quotaEqual(writes[0].Used, tt.wantUsed) {
+			if !quota.Equal(writes[0].Used, tt.wantUsed) {
 				t.Errorf("used = %v, want %v", writes[0].Used, tt.wantUsed)
 			}
-			if !quotaEqual(writes[0].Hard, tt.quota.Spec.Hard) {
+			if !quota.Equal(writes[0].Hard, tt.quota.Spec.Hard) {
 				t.Errorf("hard = %v, want spec.hard %v", writes[0].Hard, tt.quota.Spec.Hard)
 			}
 		})
@@ -237,7 +238,7 @@ func TestSyncDeletedQuota(t *testing.T) {
 // out; the sync asks to be run again at that moment.
 func TestSyncTerminatingPodRecheck(t *testing.T) {
 	pod := newPod("stuck", withContainers(container(list("cpu", "1"), nil)), deletedAt(t0.Add(10*time.Second), 30))
-	h := newHarness(t, Options{}, quota("q", list("requests.cpu", "4"), nil), pod)
+	h := newHarness(t, Options{}, newQuota("q", list("requests.cpu", "4"), nil), pod)
 	if err := h.c.sync(context.Background(), "ns/q"); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func TestSyncCountsKindsFromDiscovery(t *testing.T) {
 		APIResources: []metav1.APIResource{{Name: "deployments", Namespaced: true, Kind: "Deployment", Verbs: []string{"get", "list", "watch"}}},
 	}}
 	h := newHarness(t, Options{Metadata: md, Discovery: disc},
-		quota("q", list("count/deployments.apps", "5", "count/widgets.example.com", "5"), list("count/widgets.example.com", "1")))
+		newQuota("q", list("count/deployments.apps", "5", "count/widgets.example.com", "5"), list("count/widgets.example.com", "1")))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h.c.others.start(ctx.Done())
@@ -316,7 +317,7 @@ func TestSyncCountsKindsFromDiscovery(t *testing.T) {
 		t.Fatal("no status write")
 	}
 	want := list("count/deployments.apps", "2", "count/widgets.example.com", "1")
-	if got := writes[len(writes)-1].Used; !quotaEqual(got, want) {
+	if got := writes[len(writes)-1].Used; !quota.Equal(got, want) {
 		t.Fatalf("used = %v, want %v (the unserved kind keeps its usage)", got, want)
 	}
 	if _, ok := h.c.others.sources[schema.GroupResource{Group: "apps", Resource: "deployments"}]; !ok {
@@ -337,12 +338,12 @@ func drain(c *Controller) map[string]bool {
 // Object events queue the quotas of the object's namespace that count its
 // kind, and only those; quota status changes queue nothing.
 func TestEventsQueueTrackingQuotas(t *testing.T) {
-	podsQ := quota("pods-q", list("requests.cpu", "1"), nil)
-	cmQ := quota("cm-q", list("configmaps", "1"), nil)
-	elsewhere := quota("elsewhere", list("pods", "1"), nil, func(q *corev1.ResourceQuota) { q.Namespace = "other" })
+	podsQ := newQuota("pods-q", list("requests.cpu", "1"), nil)
+	cmQ := newQuota("cm-q", list("configmaps", "1"), nil)
+	elsewhere := newQuota("elsewhere", list("pods", "1"), nil, func(q *corev1.ResourceQuota) { q.Namespace = "other" })
 	h := newHarness(t, Options{}, podsQ, cmQ, elsewhere)
 
-	h.c.objectChanged(podsGR, newPod("p"))
+	h.c.objectChanged(quota.PodsGR, newPod("p"))
 	if got := drain(h.c); len(got) != 1 || !got["ns/pods-q"] {
 		t.Errorf("a pod event queued %v, want ns/pods-q", got)
 	}
@@ -354,7 +355,7 @@ func TestEventsQueueTrackingQuotas(t *testing.T) {
 	running := newPod("p", withContainers(container(list("cpu", "1"), nil)))
 	failed := running.DeepCopy()
 	failed.Status.Phase = corev1.PodFailed
-	handler := h.c.objectHandler(podsGR)
+	handler := h.c.objectHandler(quota.PodsGR)
 	handler.OnUpdate(running, running.DeepCopy())
 	if got := drain(h.c); len(got) != 0 {
 		t.Errorf("an update that changes no usage queued %v", got)

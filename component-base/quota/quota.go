@@ -1,4 +1,4 @@
-package resourcequota
+package quota
 
 import (
 	"strings"
@@ -17,9 +17,9 @@ const storageClassSuffix = ".storageclass.storage.k8s.io/"
 
 // The kinds whose usage is more than an object count.
 var (
-	podsGR     = schema.GroupResource{Resource: "pods"}
-	servicesGR = schema.GroupResource{Resource: "services"}
-	claimsGR   = schema.GroupResource{Resource: "persistentvolumeclaims"}
+	PodsGR     = schema.GroupResource{Resource: "pods"}
+	ServicesGR = schema.GroupResource{Resource: "services"}
+	ClaimsGR   = schema.GroupResource{Resource: "persistentvolumeclaims"}
 )
 
 // podResources are the quota resources a pod's usage can name, besides the
@@ -41,25 +41,25 @@ var podResources = map[corev1.ResourceName]bool{
 // legacyCounts are the core kinds that also have a count without the
 // count/ prefix.
 var legacyCounts = map[corev1.ResourceName]schema.GroupResource{
-	corev1.ResourceServices:               servicesGR,
-	corev1.ResourcePersistentVolumeClaims: claimsGR,
+	corev1.ResourceServices:               ServicesGR,
+	corev1.ResourcePersistentVolumeClaims: ClaimsGR,
 	corev1.ResourceConfigMaps:             {Resource: "configmaps"},
 	corev1.ResourceSecrets:                {Resource: "secrets"},
 	corev1.ResourceReplicationControllers: {Resource: "replicationcontrollers"},
 	corev1.ResourceQuotas:                 {Resource: "resourcequotas"},
 }
 
-// objectCountName is upstream's count/<resource>[.<group>].
-func objectCountName(gr schema.GroupResource) corev1.ResourceName {
+// ObjectCountName is upstream's count/<resource>[.<group>].
+func ObjectCountName(gr schema.GroupResource) corev1.ResourceName {
 	if gr.Group == "" {
 		return corev1.ResourceName("count/" + gr.Resource)
 	}
 	return corev1.ResourceName("count/" + gr.Resource + "." + gr.Group)
 }
 
-// parseCountName splits count/<resource>[.<group>]; ok is false for any
+// ParseCountName splits count/<resource>[.<group>]; ok is false for any
 // other name.
-func parseCountName(name corev1.ResourceName) (gr schema.GroupResource, ok bool) {
+func ParseCountName(name corev1.ResourceName) (gr schema.GroupResource, ok bool) {
 	rest, ok := strings.CutPrefix(string(name), "count/")
 	if !ok || rest == "" {
 		return schema.GroupResource{}, false
@@ -111,33 +111,34 @@ func isClaimResource(name corev1.ResourceName) bool {
 		strings.HasSuffix(s, storageClassSuffix+string(corev1.ResourceRequestsStorage))
 }
 
-// resourceFor returns the kind whose objects name counts, or ok false when
+// ResourceFor returns the kind whose objects name counts, or ok false when
 // no kind does (the controller then leaves that resource's usage alone).
-func resourceFor(name corev1.ResourceName) (schema.GroupResource, bool) {
+func ResourceFor(name corev1.ResourceName) (schema.GroupResource, bool) {
 	switch {
 	case isPodResource(name):
-		return podsGR, true
+		return PodsGR, true
 	case isServiceResource(name):
-		return servicesGR, true
+		return ServicesGR, true
 	case isClaimResource(name):
-		return claimsGR, true
+		return ClaimsGR, true
 	}
 	if gr, ok := legacyCounts[name]; ok {
 		return gr, true
 	}
-	return parseCountName(name)
+	return ParseCountName(name)
 }
 
-func one() resource.Quantity { return *resource.NewQuantity(1, resource.DecimalSI) }
+// One is the quantity 1, what one object counts.
+func One() resource.Quantity { return *resource.NewQuantity(1, resource.DecimalSI) }
 
-// usage is what obj, an object of gr, counts against a quota at now, as
+// Usage is what obj, an object of gr, counts against a quota at now, as
 // upstream's evaluators compute it. Objects known only by their metadata
 // count once, under count/ and their legacy name.
-func usage(gr schema.GroupResource, obj any, now time.Time) corev1.ResourceList {
-	out := corev1.ResourceList{objectCountName(gr): one()}
+func Usage(gr schema.GroupResource, obj any, now time.Time) corev1.ResourceList {
+	out := corev1.ResourceList{ObjectCountName(gr): One()}
 	for name, g := range legacyCounts {
 		if g == gr {
-			out[name] = one()
+			out[name] = One()
 		}
 	}
 	switch o := obj.(type) {
@@ -151,9 +152,9 @@ func usage(gr schema.GroupResource, obj any, now time.Time) corev1.ResourceList 
 	return out
 }
 
-// podCountsForQuota is upstream's QuotaV1Pod: a finished pod, or one stuck
+// PodCountsForQuota is upstream's QuotaV1Pod: a finished pod, or one stuck
 // terminating past its grace period, no longer counts (except count/pods).
-func podCountsForQuota(pod *corev1.Pod, now time.Time) bool {
+func PodCountsForQuota(pod *corev1.Pod, now time.Time) bool {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return false
 	}
@@ -166,9 +167,9 @@ func podCountsForQuota(pod *corev1.Pod, now time.Time) bool {
 	return true
 }
 
-// podStopsCountingAt is when a terminating pod stops counting, or the zero
+// PodStopsCountingAt is when a terminating pod stops counting, or the zero
 // time when that is not known.
-func podStopsCountingAt(pod *corev1.Pod) time.Time {
+func PodStopsCountingAt(pod *corev1.Pod) time.Time {
 	if pod.DeletionTimestamp == nil || pod.DeletionGracePeriodSeconds == nil {
 		return time.Time{}
 	}
@@ -176,12 +177,12 @@ func podStopsCountingAt(pod *corev1.Pod) time.Time {
 }
 
 func addPodUsage(out corev1.ResourceList, pod *corev1.Pod, now time.Time) {
-	if !podCountsForQuota(pod, now) {
+	if !PodCountsForQuota(pod, now) {
 		delete(out, corev1.ResourcePods)
 		return
 	}
 	requests, limits := podRequestsAndLimits(pod)
-	out[corev1.ResourcePods] = one()
+	out[corev1.ResourcePods] = One()
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
 		if q, ok := requests[name]; ok {
 			out[name] = q
@@ -210,7 +211,7 @@ func addPodUsage(out corev1.ResourceList, pod *corev1.Pod, now time.Time) {
 func podRequestsAndLimits(pod *corev1.Pod) (requests, limits corev1.ResourceList) {
 	requests = podTotal(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests })
 	limits = podTotal(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
-	addTo(requests, pod.Spec.Overhead)
+	AddTo(requests, pod.Spec.Overhead)
 	for name, q := range pod.Spec.Overhead {
 		if cur, ok := limits[name]; ok {
 			cur.Add(q)
@@ -225,7 +226,7 @@ func podRequestsAndLimits(pod *corev1.Pod) (requests, limits corev1.ResourceList
 func podTotal(pod *corev1.Pod, of func(*corev1.Container) corev1.ResourceList) corev1.ResourceList {
 	total := corev1.ResourceList{}
 	for i := range pod.Spec.Containers {
-		addTo(total, of(&pod.Spec.Containers[i]))
+		AddTo(total, of(&pod.Spec.Containers[i]))
 	}
 	sidecars, initPeak := corev1.ResourceList{}, corev1.ResourceList{}
 	for i := range pod.Spec.InitContainers {
@@ -233,12 +234,12 @@ func podTotal(pod *corev1.Pod, of func(*corev1.Container) corev1.ResourceList) c
 		running := corev1.ResourceList{}
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			// A sidecar runs alongside the app containers.
-			addTo(total, of(c))
-			addTo(sidecars, of(c))
-			addTo(running, sidecars)
+			AddTo(total, of(c))
+			AddTo(sidecars, of(c))
+			AddTo(running, sidecars)
 		} else {
-			addTo(running, of(c))
-			addTo(running, sidecars)
+			AddTo(running, of(c))
+			AddTo(running, sidecars)
 		}
 		maxInto(initPeak, running)
 	}
@@ -246,7 +247,8 @@ func podTotal(pod *corev1.Pod, of func(*corev1.Container) corev1.ResourceList) c
 	return total
 }
 
-func addTo(dst, src corev1.ResourceList) {
+// AddTo adds src into dst.
+func AddTo(dst, src corev1.ResourceList) {
 	for k, v := range src {
 		cur := dst[k]
 		cur.Add(v)
@@ -279,7 +281,7 @@ func addServiceUsage(out corev1.ResourceList, svc *corev1.Service) {
 			ports = *resource.NewQuantity(n, resource.DecimalSI)
 		}
 		out[corev1.ResourceServicesNodePorts] = ports
-		out[corev1.ResourceServicesLoadBalancers] = one()
+		out[corev1.ResourceServicesLoadBalancers] = One()
 	}
 }
 
@@ -298,7 +300,7 @@ func claimClass(pvc *corev1.PersistentVolumeClaim) string {
 func addClaimUsage(out corev1.ResourceList, pvc *corev1.PersistentVolumeClaim) {
 	class := claimClass(pvc)
 	if class != "" {
-		out[corev1.ResourceName(class+storageClassSuffix+string(corev1.ResourcePersistentVolumeClaims))] = one()
+		out[corev1.ResourceName(class+storageClassSuffix+string(corev1.ResourcePersistentVolumeClaims))] = One()
 	}
 	q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	if !ok {
@@ -312,10 +314,10 @@ func addClaimUsage(out corev1.ResourceList, pvc *corev1.PersistentVolumeClaim) {
 	}
 }
 
-// matchesScopes reports whether obj falls under every scope and scope
+// MatchesScopes reports whether obj falls under every scope and scope
 // selector requirement of q. Only pods have scopes: any other object is
 // outside a quota that has one, as upstream's MatchesNoScopeFunc says.
-func matchesScopes(q *corev1.ResourceQuota, obj any) bool {
+func MatchesScopes(q *corev1.ResourceQuota, obj any) bool {
 	reqs := make([]corev1.ScopedResourceSelectorRequirement, 0, len(q.Spec.Scopes))
 	for _, s := range q.Spec.Scopes {
 		reqs = append(reqs, corev1.ScopedResourceSelectorRequirement{ScopeName: s, Operator: corev1.ScopeSelectorOpExists})
@@ -342,13 +344,13 @@ func matchesScopes(q *corev1.ResourceQuota, obj any) bool {
 func podMatchesScope(pod *corev1.Pod, req corev1.ScopedResourceSelectorRequirement) bool {
 	switch req.ScopeName {
 	case corev1.ResourceQuotaScopeTerminating:
-		return isTerminating(pod)
+		return IsTerminating(pod)
 	case corev1.ResourceQuotaScopeNotTerminating:
-		return !isTerminating(pod)
+		return !IsTerminating(pod)
 	case corev1.ResourceQuotaScopeBestEffort:
-		return isBestEffort(pod)
+		return IsBestEffort(pod)
 	case corev1.ResourceQuotaScopeNotBestEffort:
-		return !isBestEffort(pod)
+		return !IsBestEffort(pod)
 	case corev1.ResourceQuotaScopePriorityClass:
 		if req.Operator == corev1.ScopeSelectorOpExists {
 			return pod.Spec.PriorityClassName != ""
@@ -360,14 +362,14 @@ func podMatchesScope(pod *corev1.Pod, req corev1.ScopedResourceSelectorRequireme
 	return false
 }
 
-// isTerminating: the pod has an active deadline, so it ends by itself.
-func isTerminating(pod *corev1.Pod) bool {
+// IsTerminating: the pod has an active deadline, so it ends by itself.
+func IsTerminating(pod *corev1.Pod) bool {
 	return pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds >= 0
 }
 
-// isBestEffort is upstream's QoS class BestEffort: no container, init
+// IsBestEffort is upstream's QoS class BestEffort: no container, init
 // containers included, requests or limits any cpu or memory.
-func isBestEffort(pod *corev1.Pod) bool {
+func IsBestEffort(pod *corev1.Pod) bool {
 	all := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
 	for _, c := range all {
 		for _, list := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
@@ -438,18 +440,18 @@ func usesCrossNamespaceAffinity(pod *corev1.Pod) bool {
 	return false
 }
 
-// quotaAdd returns a+b.
-func quotaAdd(a, b corev1.ResourceList) corev1.ResourceList {
+// Add returns a+b.
+func Add(a, b corev1.ResourceList) corev1.ResourceList {
 	out := a.DeepCopy()
 	if out == nil {
 		out = corev1.ResourceList{}
 	}
-	addTo(out, b)
+	AddTo(out, b)
 	return out
 }
 
-// quotaEqual is upstream's quota.Equals: the same names, equal quantities.
-func quotaEqual(a, b corev1.ResourceList) bool {
+// Equal is upstream's quota.Equals: the same names, equal quantities.
+func Equal(a, b corev1.ResourceList) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -1,4 +1,4 @@
-package resourcequota
+package quota
 
 import (
 	"testing"
@@ -180,13 +180,13 @@ func TestUsage(t *testing.T) {
 			if grName == "" {
 				grName = "pods"
 			}
-			gr, ok := parseCountName(corev1.ResourceName("count/" + grName))
+			gr, ok := ParseCountName(corev1.ResourceName("count/" + grName))
 			if !ok {
 				t.Fatalf("bad test resource %q", grName)
 			}
-			got := usage(gr, tt.obj, t0)
-			if !quotaEqual(got, tt.want) {
-				t.Errorf("usage = %v, want %v", got, tt.want)
+			got := Usage(gr, tt.obj, t0)
+			if !Equal(got, tt.want) {
+				t.Errorf("Usage = %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -220,9 +220,9 @@ func TestResourceFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.name), func(t *testing.T) {
-			gr, ok := resourceFor(tt.name)
+			gr, ok := ResourceFor(tt.name)
 			if ok != tt.wantOK || (ok && gr.String() != tt.want) {
-				t.Errorf("resourceFor(%q) = %v, %v; want %q, %v", tt.name, gr, ok, tt.want, tt.wantOK)
+				t.Errorf("ResourceFor(%q) = %v, %v; want %q, %v", tt.name, gr, ok, tt.want, tt.wantOK)
 			}
 		})
 	}
@@ -288,8 +288,8 @@ func TestMatchesScopes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := matchesScopes(tt.quota, tt.obj); got != tt.want {
-				t.Errorf("matchesScopes = %v, want %v", got, tt.want)
+			if got := MatchesScopes(tt.quota, tt.obj); got != tt.want {
+				t.Errorf("MatchesScopes = %v, want %v", got, tt.want)
 			}
 		})
 	}
