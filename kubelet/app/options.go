@@ -41,9 +41,11 @@ type Options struct {
 	// the image garbage collection policy.
 	Eviction *eviction.Flags
 	ImageGC  *imagegc.Policy
-	// EvictionInterval is the time between eviction passes (upstream's 10 s
-	// housekeeping); not a flag, tests shorten it.
+	// EvictionInterval and ImageGCInterval are the time between eviction
+	// passes (upstream's 10 s housekeeping) and between image collections
+	// (5 minutes); not flags, tests shorten them.
 	EvictionInterval time.Duration
+	ImageGCInterval  time.Duration
 	// ClusterCIDR gets a blackhole route under the pod routes; empty: none.
 	ClusterCIDR string
 	// ManageNodeRoutes keeps host routes to the other nodes' pod CIDRs.

@@ -219,7 +219,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	nodeRef := &corev1.ObjectReference{Kind: "Node", Name: o.NodeName, UID: types.UID(o.NodeName)}
 	if cfg.ImageGC, err = imagegc.New(imagegc.Options{
 		Policy: *o.ImageGC, Runtime: containerd.ImageGC{R: rt}, ImageFS: imagegc.StatFS(imageFS),
-		Recorder: recorder, NodeRef: nodeRef, Registerer: cfg.Registry,
+		Recorder: recorder, NodeRef: nodeRef, Registerer: cfg.Registry, Interval: o.ImageGCInterval,
 	}); err != nil {
 		_ = rt.Close()
 		return nil, err
