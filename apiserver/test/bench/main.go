@@ -34,6 +34,7 @@ type options struct {
 	watchWrites int
 	watchRates  []float64
 	cpuProfile  string
+	memProfile  string
 	etcdBinary  string
 	chainPairs  int
 }
@@ -56,6 +57,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.watchWrites, "watch-writes", 1000, "ConfigMap updates per watch run.")
 	rates := fs.String("watch-rates", "100,0", "Update rates (writes/s) of the watch runs, comma-separated; 0 means one writer sending back-to-back.")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole process (server and clients, labelled side=server|client) to this file.")
+	fs.StringVar(&o.memProfile, "memprofile", "", "Write the allocation profile of the whole process (pprof allocs, all phases) to this file at the end.")
 	fs.IntVar(&o.chainPairs, "chain-pairs", 3, "Alternating pairs of servers (chain on, chain off) in the chain phase; the cost reported is their median.")
 	fs.StringVar(&o.etcdBinary, "etcd-binary", "", "Run this etcd binary (e.g. /usr/bin/etcd of the Debian package etcd-server) as a separate process for each API server, as a deployment does. Empty: the server's embedded etcd.")
 	if err := fs.Parse(args); err != nil {
@@ -153,10 +155,26 @@ func run(ctx context.Context, o *options) (err error) {
 		return err
 	}
 	load := otherLoad(before, sampleCPU())
+	if o.memProfile != "" {
+		if err := writeAllocs(o.memProfile); err != nil {
+			return err
+		}
+	}
 	fmt.Println()
 	fmt.Print(b.table())
 	fmt.Printf("\nCPU during the measurements: %s.\n", load)
 	return nil
+}
+
+// writeAllocs writes the allocation profile (every allocation since the
+// start, sampled) to file.
+func writeAllocs(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 // startServer starts an API server with its state in dir, on an external
