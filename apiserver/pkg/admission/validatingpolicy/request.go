@@ -26,7 +26,7 @@ type request struct {
 	a      *admission.Attributes
 
 	base *celpolicy.Activation
-	ns  *corev1.Namespace
+	ns   *corev1.Namespace
 }
 
 // namespace reads the request's namespace once (nil for cluster-scoped
