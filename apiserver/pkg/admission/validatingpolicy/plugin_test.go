@@ -111,7 +111,9 @@ func replicas(n int32, op admission.Operation) *admission.Attributes {
 
 func TestValidate(t *testing.T) {
 	deny := []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}
-	v := func(expr string) admissionregistrationv1.Validation { return admissionregistrationv1.Validation{Expression: expr} }
+	v := func(expr string) admissionregistrationv1.Validation {
+		return admissionregistrationv1.Validation{Expression: expr}
+	}
 	cm := func(name string, labels map[string]string, max string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: labels}, Data: map[string]string{"max": max}}
 	}
