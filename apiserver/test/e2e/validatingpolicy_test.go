@@ -96,6 +96,12 @@ func TestKubectlValidatingAdmissionPolicy(t *testing.T) {
 		}
 	}
 
+	for _, field := range []string{"validatingadmissionpolicy.spec.validations.messageExpression", "validatingadmissionpolicybinding.spec.validationActions"} {
+		if out, err := k.try("explain", field); err != nil || !strings.Contains(out, "FIELD:") {
+			t.Errorf("kubectl explain %s: %v\n%s", field, err, out)
+		}
+	}
+
 	// The policy reaches the plugin through its watch: retry until denied.
 	six := writeFile(t, "six.yaml", deploymentYAML("default", "6"))
 	want := `The deployments "web" is invalid: : ValidatingAdmissionPolicy 'replicas-limit' with binding 'replicas-limit-binding' denied request: at most 5 replicas`

@@ -53,6 +53,9 @@ func newPlugin(t *testing.T, params configMaps, policy *admissionregistrationv1.
 			if apiVersion == "v1" && kind == "ConfigMap" {
 				return "", "configmaps", true, true
 			}
+			if apiVersion == "v1" && kind == "Node" {
+				return "", "nodes", false, true
+			}
 			return "", "", false, false
 		},
 	})
@@ -193,6 +196,18 @@ func TestValidate(t *testing.T) {
 			wantMessage: "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"},
 		{name: "paramKind without paramRef", policy: policy(withParams, v("true")), binding: bindingOf(nil, deny...), attrs: replicas(3, admission.Create), wantCode: 422,
 			wantMessage: "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed to configure binding: paramKind kind `ConfigMap` is set but paramRef is nil"},
+		{name: "namespace for a cluster-scoped paramKind", policy: policy(func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+			s.ParamKind = &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "Node"}
+		}, v("true")), binding: bindingOf(func(s *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec) {
+			s.ParamRef = &admissionregistrationv1.ParamRef{Name: "n", Namespace: "ns", ParameterNotFoundAction: ptr.To(admissionregistrationv1.AllowAction)}
+		}, deny...), attrs: replicas(3, admission.Create), wantCode: 422,
+			wantMessage: "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed to configure binding: paramRef.namespace must not be provided for a cluster-scoped `paramKind`"},
+		{name: "unknown paramKind", policy: policy(func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+			s.ParamKind = &admissionregistrationv1.ParamKind{APIVersion: "example.com/v1", Kind: "Limits"}
+		}, v("true")), binding: bindingOf(func(s *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec) {
+			s.ParamRef = &admissionregistrationv1.ParamRef{Name: "n", ParameterNotFoundAction: ptr.To(admissionregistrationv1.AllowAction)}
+		}, deny...), attrs: replicas(3, admission.Create), wantCode: 422,
+			wantMessage: "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed to configure binding: failed to find resource referenced by paramKind: 'example.com/v1, Kind=Limits'"},
 		{name: "binding of another policy", policy: policy(nil, v("false")), binding: bindingOf(func(s *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec) { s.PolicyName = "other" }, deny...),
 			attrs: replicas(3, admission.Create)},
 		{name: "policy that does not compile, Fail", policy: policy(nil, v("object.spec.replicas <=")), binding: bindingOf(nil, deny...), attrs: replicas(3, admission.Create), wantCode: 422,

@@ -134,6 +134,9 @@ func (r *request) params(ctx context.Context, p *admissionregistrationv1.Validat
 		return nil, fmt.Errorf("failed to find resource referenced by paramKind: '%s, Kind=%s'", pk.APIVersion, pk.Kind)
 	}
 	namespace := ""
+	if !namespaced && ref.Namespace != "" {
+		return nil, fmt.Errorf("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
+	}
 	if namespaced {
 		namespace = ref.Namespace
 		if namespace == "" {
