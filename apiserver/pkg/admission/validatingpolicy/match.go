@@ -115,18 +115,15 @@ func scopeMatches(scope *admissionregistrationv1.ScopeType, a *admission.Attribu
 	return true
 }
 
-// requestName is the request's name, or the object's (name, else
-// generateName) on a create, as upstream's admission.NewForbidden names it.
+// requestName is the name resourceNames are matched against: the request's,
+// or on a create the object's.
 func requestName(a *admission.Attributes) string {
 	if a.Name != "" {
 		return a.Name
 	}
 	if a.Object != nil {
 		if m, err := meta.Accessor(a.Object); err == nil {
-			if m.GetName() != "" {
-				return m.GetName()
-			}
-			return m.GetGenerateName()
+			return m.GetName()
 		}
 	}
 	return ""

@@ -11,6 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
@@ -291,11 +292,7 @@ func denialError(a *admission.Attributes, d denial) error {
 	} else {
 		message = fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: %s", d.policy, d.message)
 	}
-	name := requestName(a)
-	if name == "" && a.Object != nil {
-		name = "Unknown"
-	}
-	err := apierrors.NewForbidden(a.Resource.GroupResource(), name, errors.New(message))
+	err := apierrors.NewForbidden(a.Resource.GroupResource(), forbiddenName(a), errors.New(message))
 	reason := d.reason
 	if reason == "" {
 		reason = metav1.StatusReasonInvalid
@@ -304,6 +301,23 @@ func denialError(a *admission.Attributes, d denial) error {
 	err.ErrStatus.Code = reasonToCode(reason)
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Message: message})
 	return err
+}
+
+// forbiddenName is the name upstream's admission.NewForbidden gives: the
+// object's name, else its generateName, else "Unknown" (a DELETE has no
+// object).
+func forbiddenName(a *admission.Attributes) string {
+	if a.Object != nil {
+		if m, err := meta.Accessor(a.Object); err == nil {
+			if m.GetName() != "" {
+				return m.GetName()
+			}
+			if m.GetGenerateName() != "" {
+				return m.GetGenerateName()
+			}
+		}
+	}
+	return "Unknown"
 }
 
 func reasonToCode(r metav1.StatusReason) int32 {

@@ -305,3 +305,14 @@ func TestExempt(t *testing.T) {
 		t.Errorf("a policy applied to its own kinds: %v", err)
 	}
 }
+
+// TestDenyDelete: a DELETE has no object, so upstream's Forbidden wording
+// names it "Unknown".
+func TestDenyDelete(t *testing.T) {
+	pl := newPlugin(t, nil, policy(nil, admissionregistrationv1.Validation{Expression: "oldObject.spec.replicas < 2"}), bindingOf(nil, admissionregistrationv1.Deny))
+	err := pl.Validate(context.Background(), replicas(3, admission.Delete))
+	want := `deployments.apps "Unknown" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed expression: oldObject.spec.replicas < 2`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
