@@ -316,3 +316,26 @@ func TestDenyDelete(t *testing.T) {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// TestConcurrentApplyAndValidate: watch events arrive while requests are
+// admitted (run with -race).
+func TestConcurrentApplyAndValidate(t *testing.T) {
+	p := policy(nil, admissionregistrationv1.Validation{Expression: "object.spec.replicas <= 5"})
+	pl := newPlugin(t, nil, p, bindingOf(nil, admissionregistrationv1.Deny))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := int64(2); i < 200; i++ {
+			next := p.DeepCopy()
+			next.Generation = i
+			pl.Apply(watch.Event{Type: watch.Modified, Object: next})
+			pl.Apply(watch.Event{Type: watch.Modified, Object: bindingOf(nil, admissionregistrationv1.Deny)})
+		}
+	}()
+	for i := 0; i < 200; i++ {
+		if err := pl.Validate(context.Background(), replicas(6, admission.Create)); !apierrors.IsInvalid(err) {
+			t.Fatalf("request %d: %v, want Invalid", i, err)
+		}
+	}
+	<-done
+}
