@@ -53,6 +53,7 @@ func New(opts ...Option) *Printer {
 	p.addAppsHandlers()
 	p.addOtherHandlers()
 	p.addAdmissionRegistrationHandlers()
+	p.addAdmissionPolicyHandlers()
 	p.addWorkloadHandlers()
 	p.addClusterHandlers()
 	return p

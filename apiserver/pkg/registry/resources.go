@@ -187,7 +187,7 @@ func withCreateOnUpdate(s *genericStrategy) { s.createOnUpdate = true }
 
 // Resources returns the table of every kind skiff serves.
 func Resources() []*Resource {
-	return append(baseResources(), moreResources()...)
+	return append(append(baseResources(), moreResources()...), policyResources()...)
 }
 
 func baseResources() []*Resource {

@@ -20,13 +20,18 @@ func auditUser(u *authn.User) *audit.User {
 }
 
 // auditRequest writes the audit line of one finished request.
-func (s *Server) auditRequest(r *http.Request, id string, requester, effective *authn.User, code int, start time.Time) {
+func (s *Server) auditRequest(r *http.Request, id string, requester, effective *authn.User, code int, start time.Time, annotations map[string]string) {
 	now := time.Now()
 	ev := &audit.Event{
 		AuditID: id, RequestURI: r.URL.RequestURI(), UserAgent: r.UserAgent(),
 		ResponseStatus:           audit.ResponseStatus{Code: code},
 		RequestReceivedTimestamp: start.UTC(), StageTimestamp: now.UTC(),
 		Annotations: map[string]string{"skiff.dev/latency": now.Sub(start).String()},
+	}
+	// What admission plugins annotated (ValidatingAdmissionPolicy's Audit
+	// action and auditAnnotations).
+	for k, v := range annotations {
+		ev.Annotations[k] = v
 	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		ev.SourceIPs = []string{host}

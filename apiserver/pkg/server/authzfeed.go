@@ -16,6 +16,14 @@ import (
 	"skiff.dev/apiserver/pkg/storage"
 )
 
+// authzFeed is one resource whose watch events reach an authorizer or an
+// admission plugin.
+type authzFeed struct {
+	store *registry.Store
+	apply func(watch.Event)
+	reset func()
+}
+
 func closedOr(ch chan struct{}, msg string) error {
 	select {
 	case <-ch:
@@ -29,11 +37,7 @@ func closedOr(ch chan struct{}, msg string) error {
 // from the server's own watch caches, and closes authzSynced once each
 // has read the initial state.
 func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
-	type feed struct {
-		store *registry.Store
-		apply func(watch.Event)
-		reset func()
-	}
+	type feed = authzFeed
 	var feeds []feed
 	if s.rbac != nil {
 		for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
@@ -47,6 +51,7 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 	feeds = append(feeds, feed{s.store("", "namespaces"), s.nsLifecycle.Apply, s.nsLifecycle.Reset},
 		feed{s.store("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), s.webhooks.Apply, func() { s.webhooks.Reset(true) }},
 		feed{s.store("admissionregistration.k8s.io", "validatingwebhookconfigurations"), s.webhooks.Apply, func() { s.webhooks.Reset(false) }})
+	feeds = append(feeds, s.policyFeeds()...)
 	var wg sync.WaitGroup
 	var once sync.Once
 	synced := make(chan struct{}, len(feeds))

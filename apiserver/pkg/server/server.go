@@ -28,6 +28,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/admission"
+	"skiff.dev/apiserver/pkg/admission/validatingpolicy"
 	"skiff.dev/apiserver/pkg/api"
 	"skiff.dev/apiserver/pkg/audit"
 	"skiff.dev/apiserver/pkg/authn"
@@ -75,6 +76,7 @@ type Server struct {
 	admission    admission.Chain
 	nsLifecycle  *admission.NamespaceLifecycle
 	webhooks     *admission.Webhooks
+	policies     *validatingpolicy.Plugin
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -117,6 +119,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	s.webhooks = admission.NewWebhooks(s.nsLifecycle.Labels, s.resolveWebhookService)
 	objs := newObjects(s)
 	quota := &admission.ResourceQuota{Objects: objs, Update: s.updateQuota}
+	if s.policies, err = s.newPolicyPlugin(objs); err != nil {
+		return nil, err
+	}
 	for _, p := range []admission.Plugin{
 		s.nsLifecycle,
 		&admission.LimitRanger{Objects: objs},
@@ -126,6 +131,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		&admission.DefaultTolerationSeconds{Seconds: 300},
 		&admission.RuntimeClass{Objects: objs},
 		admission.MutatingWebhooks{Webhooks: s.webhooks},
+		s.policies,
 		admission.ValidatingWebhooks{Webhooks: s.webhooks},
 		quota,
 	} {
@@ -408,13 +414,14 @@ func (s *Server) withFilters(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
-		w = rec
+		ctx, notes := admission.WithNotes(r.Context())
+		w = &notesWriter{statusRecorder: rec, notes: notes}
 		w.Header().Set("Audit-Id", uuid.NewString())
-		req, info := endpoints.WithRequestInfoHolder(r)
+		req, info := endpoints.WithRequestInfoHolder(r.WithContext(ctx))
 		var requester, effective *authn.User
 		defer func() {
 			if s.audit != nil && !isHealthPath(r.URL.Path) {
-				s.auditRequest(req, w.Header().Get("Audit-Id"), requester, effective, rec.code, start)
+				s.auditRequest(req, w.Header().Get("Audit-Id"), requester, effective, rec.code, start, notes.AuditAnnotations())
 			}
 		}()
 		defer func() {

@@ -79,6 +79,9 @@ func kindTemplates(t *testing.T) map[string]string {
 			"usages":["client auth"],"request":"` + csr + `"}}`,
 		"flowschemas":                 `{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","spec":{"priorityLevelConfiguration":{"name":"p"},"matchingPrecedence":500}}`,
 		"prioritylevelconfigurations": `{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"PriorityLevelConfiguration","spec":{"type":"Limited","limited":{"limitResponse":{"type":"Reject"}}}}`,
+
+		"validatingadmissionpolicies":       `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},"validations":[{"expression":"true"}]}}`,
+		"validatingadmissionpolicybindings": `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","spec":{"policyName":"nothing","validationActions":["Deny"]}}`,
 	}
 }
 

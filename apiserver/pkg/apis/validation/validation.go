@@ -26,6 +26,9 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 	if errs, ok := validateCreateMore(obj); ok {
 		return errs
 	}
+	if errs, ok := validatePolicyKinds(obj, nil); ok {
+		return errs
+	}
 	switch o := obj.(type) {
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		return ValidateMutatingWebhookConfiguration(o)
@@ -81,6 +84,9 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		return nilObjectError(old)
 	}
 	if errs, ok := validateUpdateMore(obj, old); ok {
+		return errs
+	}
+	if errs, ok := validatePolicyKinds(obj, old); ok {
 		return errs
 	}
 	if !knownKind(obj) {

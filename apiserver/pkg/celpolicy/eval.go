@@ -1,0 +1,100 @@
+package celpolicy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+)
+
+// Activation holds the values of the variables for one evaluation. Objects
+// are the maps of runtime.DefaultUnstructuredConverter; a nil map is CEL's
+// null.
+type Activation struct {
+	Object, OldObject, Request, Params, NamespaceObject map[string]any
+	// Variables are the policy's variables, evaluated (see EvalVariables).
+	Variables map[string]ref.Val
+}
+
+func (a *Activation) vars() map[string]any {
+	nullable := func(m map[string]any) any {
+		if m == nil {
+			return nil
+		}
+		return m
+	}
+	vars := map[string]any{}
+	for name, v := range a.Variables {
+		vars[name] = v
+	}
+	return map[string]any{
+		VarObject:          nullable(a.Object),
+		VarOldObject:       nullable(a.OldObject),
+		VarRequest:         nullable(a.Request),
+		VarParams:          nullable(a.Params),
+		VarNamespaceObject: nullable(a.NamespaceObject),
+		VarVariables:       vars,
+	}
+}
+
+// Eval evaluates p. The error is upstream's wording: "expression '<src>'
+// resulted in error: <cause>".
+func (p *Program) Eval(ctx context.Context, a *Activation) (ref.Val, error) {
+	out, _, err := p.prg.ContextEval(ctx, a.vars())
+	if err != nil {
+		return nil, fmt.Errorf("expression '%s' resulted in error: %v", p.Source, err)
+	}
+	return out, nil
+}
+
+// EvalBool evaluates a validation or match condition.
+func (p *Program) EvalBool(ctx context.Context, a *Activation) (bool, error) {
+	out, err := p.Eval(ctx, a)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		return false, fmt.Errorf("expression '%s' resulted in error: must evaluate to bool, got %s", p.Source, out.Type().TypeName())
+	}
+	return bool(b), nil
+}
+
+// EvalString evaluates a messageExpression or an audit annotation's
+// valueExpression; isNull reports a null result.
+func (p *Program) EvalString(ctx context.Context, a *Activation) (s string, isNull bool, err error) {
+	out, err := p.Eval(ctx, a)
+	if err != nil {
+		return "", false, err
+	}
+	switch v := out.(type) {
+	case types.String:
+		return string(v), false, nil
+	case types.Null:
+		return "", true, nil
+	}
+	return "", false, fmt.Errorf("expression '%s' resulted in unsupported return type: %s", p.Source, out.Type().TypeName())
+}
+
+// NamedProgram is a compiled variable.
+type NamedProgram struct {
+	Name    string
+	Program *Program
+}
+
+// EvalVariables evaluates the variables in order into a.Variables; each
+// sees the ones before it. A variable that fails holds the error, which
+// surfaces only in an expression that reads it (upstream evaluates
+// variables lazily, with the same effect).
+func EvalVariables(ctx context.Context, vars []NamedProgram, a *Activation) {
+	a.Variables = make(map[string]ref.Val, len(vars))
+	for _, v := range vars {
+		out, err := v.Program.Eval(ctx, a)
+		if err != nil {
+			a.Variables[v.Name] = types.NewErr("composited variable %q fails to be evaluated: %v", v.Name, err)
+			continue
+		}
+		a.Variables[v.Name] = out
+	}
+}
