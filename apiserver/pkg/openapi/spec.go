@@ -18,8 +18,6 @@ import (
 	"k8s.io/kube-openapi/pkg/schemamutation"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-
-	"skiff.dev/apiserver/pkg/openapi/generated"
 )
 
 // Spec holds the OpenAPI documents of the API server, built once by New and
@@ -85,6 +83,8 @@ func New(resources []Resource, opts ...Option) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.addCustom(resources)
+	getDefinitions := customDefinitions(resources)
 	rb := &routeBuilder{registry: t, mediaTypes: o.mediaTypes, streamMediaTypes: o.streamMediaTypes}
 
 	byGV := map[schema.GroupVersion][]Resource{}
@@ -110,13 +110,13 @@ func New(resources []Resource, opts ...Option) (*Spec, error) {
 	namer := newOperationNamer()
 	s := &Spec{v3: make(map[string]document, len(gvs))}
 
-	s.v2, err = buildV2(containers, v2Config(o, t, namer), now)
+	s.v2, err = buildV2(containers, v2Config(o, t, namer, getDefinitions), now)
 	if err != nil {
 		return nil, err
 	}
 	discovery := discoveryDocument{Paths: make(map[string]discoveryGroupVersion, len(gvs))}
 	for i, gv := range gvs {
-		doc, err := buildV3(containers[i], v3Config(o, t, namer), now)
+		doc, err := buildV3(containers[i], v3Config(o, t, namer, getDefinitions), now)
 		if err != nil {
 			return nil, fmt.Errorf("openapi: %s: %w", gv, err)
 		}
@@ -173,7 +173,7 @@ func bearerToken() spec.SecuritySchemeProps {
 	}
 }
 
-func v2Config(o options, t *registry, namer *operationNamer) *common.Config {
+func v2Config(o options, t *registry, namer *operationNamer, defs common.GetOpenAPIDefinitions) *common.Config {
 	return &common.Config{
 		ProtocolList: []string{"https"},
 		Info: &spec.Info{InfoProps: spec.InfoProps{
@@ -184,7 +184,7 @@ func v2Config(o options, t *registry, namer *operationNamer) *common.Config {
 		CommonResponses: map[int]spec.Response{
 			401: {ResponseProps: spec.ResponseProps{Description: unauthorized}},
 		},
-		GetDefinitions:                 generated.GetOpenAPIDefinitions,
+		GetDefinitions:                 defs,
 		GetOperationIDAndTagsFromRoute: namer.idAndTags,
 		GetDefinitionName:              t.definitionName,
 		SecurityDefinitions: &spec.SecurityDefinitions{
@@ -194,7 +194,7 @@ func v2Config(o options, t *registry, namer *operationNamer) *common.Config {
 	}
 }
 
-func v3Config(o options, t *registry, namer *operationNamer) *common.OpenAPIV3Config {
+func v3Config(o options, t *registry, namer *operationNamer, defs common.GetOpenAPIDefinitions) *common.OpenAPIV3Config {
 	bearer := bearerToken()
 	return &common.OpenAPIV3Config{
 		Info: &spec.Info{InfoProps: spec.InfoProps{
@@ -205,7 +205,7 @@ func v3Config(o options, t *registry, namer *operationNamer) *common.OpenAPIV3Co
 		CommonResponses: map[int]*spec3.Response{
 			401: {ResponseProps: spec3.ResponseProps{Description: unauthorized}},
 		},
-		GetDefinitions:                 generated.GetOpenAPIDefinitions,
+		GetDefinitions:                 defs,
 		GetOperationIDAndTagsFromRoute: namer.idAndTags,
 		GetDefinitionName:              t.definitionName,
 		SecuritySchemes: spec3.SecuritySchemes{
@@ -226,7 +226,7 @@ func buildV2(containers []common.RouteContainer, cfg *common.Config, now time.Ti
 	if err != nil {
 		return document{}, fmt.Errorf("openapi: building v2: %w", err)
 	}
-	sw.Definitions = pruneDefaults(sw.Definitions)
+	sw.Definitions = toSwagger2(pruneDefaults(sw.Definitions))
 	j, err := sw.MarshalJSON()
 	if err != nil {
 		return document{}, fmt.Errorf("openapi: encoding v2: %w", err)

@@ -29,6 +29,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/api"
+	"skiff.dev/apiserver/pkg/apiextensions"
 	"skiff.dev/apiserver/pkg/audit"
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/authz"
@@ -75,6 +76,10 @@ type Server struct {
 	admission    admission.Chain
 	nsLifecycle  *admission.NamespaceLifecycle
 	webhooks     *admission.Webhooks
+	// resources is the table of built-in kinds; openapi serves their
+	// documents with those of the custom resources.
+	resources []*registry.Resource
+	openapi   *openapi.Dynamic
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -134,7 +139,8 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		}
 	}
 
-	resources := registry.Resources()
+	resources := append(registry.Resources(), apiextensions.CRDResource())
+	s.resources = resources
 	var shared []*registry.Resource
 	for _, r := range resources {
 		if r.SharedStorage != nil {
@@ -238,8 +244,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the OpenAPI documents: %w", err)
 	}
+	s.openapi = openapi.NewDynamic(spec)
 	s.http = &http.Server{
-		Handler:           s.buildHandler(resources, spec),
+		Handler:           s.buildHandler(resources, s.openapi),
 		ReadHeaderTimeout: 30 * time.Second,
 		// Upstream's --http2-max-streams-per-connection: informers multiplex
 		// many watches over one connection.
@@ -312,6 +319,7 @@ func (s *Server) Run(ctx context.Context) error {
 	})
 	g.Go(func() error { return s.runBootstrap(gctx) })
 	g.Go(func() error { return s.runAuthorizerFeeds(gctx) })
+	g.Go(func() error { return s.newCRDController().Run(gctx) })
 	if s.opts.EtcdCompactionInterval > 0 {
 		g.Go(func() error { return runCompactor(gctx, s.etcd.client, s.opts.EtcdCompactionInterval) })
 	}
@@ -329,7 +337,7 @@ func runtimeProtobuf(c *api.Codecs) (serializerInfo, bool) {
 }
 
 // buildHandler puts the routes behind recovery, metrics and authentication.
-func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Spec) http.Handler {
+func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dynamic) http.Handler {
 	r := mux.NewRouter()
 	r.UseEncodedPath()
 	s.handler.Install(r)
@@ -347,6 +355,8 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Spec
 		r.HandleFunc(p, s.health(p)).Methods(http.MethodGet)
 		r.HandleFunc(p+"/{check}", s.health(p)).Methods(http.MethodGet)
 	}
+	// Last: these routes match any group and version under /apis.
+	s.handler.InstallCustom(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, apierrors.NewGenericServerResponse(http.StatusNotFound, "get", schemaGR(), "", "the server could not find the requested resource", 0, false).Status())
 	})
