@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
@@ -89,7 +88,7 @@ func (c *Controller) retryInterval() time.Duration {
 }
 
 func (c *Controller) watchAndReconcile(ctx context.Context) error {
-	rv, err := c.reconcileAll(ctx)
+	rv, pending, err := c.reconcileAll(ctx)
 	if err != nil {
 		return err
 	}
@@ -98,9 +97,12 @@ func (c *Controller) watchAndReconcile(ctx context.Context) error {
 		return err
 	}
 	defer w.Stop()
-	retry := time.NewTicker(c.retryInterval())
-	defer retry.Stop()
 	for {
+		// A cleanup waiting for the finalizers of instances is retried.
+		var retry <-chan time.Time
+		if pending {
+			retry = time.After(c.retryInterval())
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -109,9 +111,9 @@ func (c *Controller) watchAndReconcile(ctx context.Context) error {
 				return fmt.Errorf("the watch of CustomResourceDefinitions closed")
 			}
 			drain(w.ResultChan())
-		case <-retry.C:
+		case <-retry:
 		}
-		if _, err := c.reconcileAll(ctx); err != nil {
+		if _, pending, err = c.reconcileAll(ctx); err != nil {
 			return err
 		}
 	}
@@ -131,12 +133,12 @@ func drain[T any](ch <-chan T) {
 }
 
 // reconcileAll brings every CRD's status and serving up to date; it returns
-// the revision of the list it acted on.
-func (c *Controller) reconcileAll(ctx context.Context) (string, error) {
+// the revision of the list it acted on, and whether a cleanup is pending.
+func (c *Controller) reconcileAll(ctx context.Context) (string, bool, error) {
 	logger := klog.FromContext(ctx).WithName("crd-controller")
 	obj, err := c.CRDs.List(ctx, "", storage.ListOptions{})
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	list := obj.(*apiextensionsv1.CustomResourceDefinitionList)
 	crds := list.Items
@@ -176,6 +178,7 @@ func (c *Controller) reconcileAll(ctx context.Context) (string, error) {
 	if changed {
 		c.publish()
 	}
+	pending := false
 	for i, crd := range desired {
 		if !equality.Semantic.DeepEqual(crd.Status, crds[i].Status) {
 			if err := c.writeStatus(ctx, crd); err != nil {
@@ -184,11 +187,12 @@ func (c *Controller) reconcileAll(ctx context.Context) (string, error) {
 		}
 		if crd.DeletionTimestamp != nil && hasFinalizer(crd, CleanupFinalizer) {
 			if err := c.cleanup(ctx, crd); err != nil {
+				pending = true
 				logger.V(2).Info("cleaning up a CustomResourceDefinition", "crd", crd.Name, "err", err)
 			}
 		}
 	}
-	return list.ResourceVersion, nil
+	return list.ResourceVersion, pending, nil
 }
 
 // desiredStatus computes NamesAccepted, Established and acceptedNames of
@@ -445,13 +449,4 @@ func deleteInstances(ctx context.Context, s *registry.Store) (int, error) {
 		}
 	}
 	return remaining, nil
-}
-
-// GroupVersionResources lists what a CRD serves, for tests and logs.
-func GroupVersionResources(stores []*registry.Store) []schema.GroupVersionResource {
-	out := make([]schema.GroupVersionResource, 0, len(stores))
-	for _, s := range stores {
-		out = append(out, s.R.GroupVersion().WithResource(s.R.Resource))
-	}
-	return out
 }

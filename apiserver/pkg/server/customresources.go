@@ -45,14 +45,34 @@ func (s *Server) newCRDController() *apiextensions.Controller {
 }
 
 // serveCustom installs the custom resources served now: the REST routes
-// and discovery read them from the handler; the OpenAPI documents are
-// rebuilt with their schemas.
+// and discovery read them from the handler at once; the OpenAPI documents
+// are rebuilt with their schemas in the background (runOpenAPIRebuilds), so
+// that a CRD turns Established without waiting for them.
 func (s *Server) serveCustom(stores []*registry.Store) {
 	s.handler.SetCustom(stores)
-	spec, err := openapi.New(openapiResources(append(append([]*registry.Resource{}, s.resources...), s.handler.CustomResources()...)))
-	if err != nil {
-		klog.Background().Error(err, "rebuilding the OpenAPI documents with the custom resources; serving the previous ones")
-		return
+	select {
+	case s.openapiStale <- struct{}{}:
+	default:
+		// A rebuild is already pending; it will read the latest resources.
 	}
-	s.openapi.Set(spec)
+}
+
+// runOpenAPIRebuilds rebuilds the OpenAPI documents each time the custom
+// resources change, until ctx ends.
+func (s *Server) runOpenAPIRebuilds(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.openapiStale:
+		}
+		resources := append(append([]*registry.Resource{}, s.resources...), s.handler.CustomResources()...)
+		spec, err := openapi.New(openapiResources(resources))
+		if err != nil {
+			logger.Error(err, "rebuilding the OpenAPI documents with the custom resources; serving the previous ones")
+			continue
+		}
+		s.openapi.Set(spec)
+	}
 }

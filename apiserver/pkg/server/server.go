@@ -80,6 +80,8 @@ type Server struct {
 	// documents with those of the custom resources.
 	resources []*registry.Resource
 	openapi   *openapi.Dynamic
+	// openapiStale asks for a rebuild of the OpenAPI documents.
+	openapiStale chan struct{}
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -88,7 +90,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, codecs: api.NewCodecs(), metrics: metrics.New(), shutdown: make(chan struct{}),
-		authzSynced: make(chan struct{}), bootstrapped: make(chan struct{})}
+		authzSynced: make(chan struct{}), bootstrapped: make(chan struct{}), openapiStale: make(chan struct{}, 1)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -320,6 +322,7 @@ func (s *Server) Run(ctx context.Context) error {
 	g.Go(func() error { return s.runBootstrap(gctx) })
 	g.Go(func() error { return s.runAuthorizerFeeds(gctx) })
 	g.Go(func() error { return s.newCRDController().Run(gctx) })
+	g.Go(func() error { return s.runOpenAPIRebuilds(gctx) })
 	if s.opts.EtcdCompactionInterval > 0 {
 		g.Go(func() error { return runCompactor(gctx, s.etcd.client, s.opts.EtcdCompactionInterval) })
 	}

@@ -550,3 +550,77 @@ func TestCustomResourceClusterScopedAndRBAC(t *testing.T) {
 }
 
 func clientv3Prefix() clientv3.OpOption { return clientv3.WithPrefix() }
+
+// TestCustomResourceDefinitionDeletionWaitsForInstances deletes a CRD whose
+// instance holds a finalizer: the CRD stays Terminating, refuses creates,
+// and goes once the instance does.
+func TestCustomResourceDefinitionDeletionWaitsForInstances(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	ext, dyn := crdClients(t, ts)
+	c := ctx(t)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(c, widgetCRD(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEstablished(t, ext, dyn, "widgets."+widgetGroup, widgetsV1)
+	widgets := dyn.Resource(widgetsV1).Namespace("default")
+
+	// The admission chain applies: no instance in a missing namespace.
+	if _, err := dyn.Resource(widgetsV1).Namespace("nowhere").Create(c, widget("x", map[string]any{"color": "red"}), metav1.CreateOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("create in a missing namespace: err = %v, want 404", err)
+	}
+	// deletecollection with a label selector.
+	for _, name := range []string{"a", "b"} {
+		w := widget(name, map[string]any{"color": "red"})
+		w.SetLabels(map[string]string{"batch": "1"})
+		if _, err := widgets.Create(c, w, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := widgets.DeleteCollection(c, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "batch=1"}); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := widgets.List(c, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+		t.Fatalf("after deletecollection: %v %v", list, err)
+	}
+
+	held := widget("held", map[string]any{"color": "red"})
+	held.SetFinalizers([]string{widgetGroup + "/hold"})
+	if _, err := widgets.Create(c, held, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(c, "widgets."+widgetGroup, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(c, 50*time.Millisecond, 20*time.Second, true, func(c context.Context) (bool, error) {
+		w, err := widgets.Get(c, "held", metav1.GetOptions{})
+		return err == nil && w.GetDeletionTimestamp() != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the instance was not marked for deletion: %v", err)
+	}
+	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(c, "widgets."+widgetGroup, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("CRD gone while an instance is left: %v", err)
+	}
+	if cond := conditionOf(crd, apiextensionsv1.Terminating); cond == nil || cond.Status != apiextensionsv1.ConditionTrue {
+		t.Errorf("Terminating = %+v", cond)
+	}
+	if !slices.Contains(crd.Finalizers, "customresourcecleanup.apiextensions.k8s.io") || crd.DeletionTimestamp == nil {
+		t.Errorf("finalizers %v, deletionTimestamp %v", crd.Finalizers, crd.DeletionTimestamp)
+	}
+	_, err = widgets.Create(c, widget("late", map[string]any{"color": "red"}), metav1.CreateOptions{})
+	if !apierrors.IsMethodNotSupported(err) || !strings.Contains(err.Error(), "create not allowed while custom resource definition is terminating") {
+		t.Errorf("create while terminating: err = %v, want 405", err)
+	}
+
+	if _, err := widgets.Patch(c, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(c, 50*time.Millisecond, 20*time.Second, true, func(c context.Context) (bool, error) {
+		_, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(c, "widgets."+widgetGroup, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Errorf("CRD not deleted after its last instance went: %v", err)
+	}
+}
