@@ -3,12 +3,16 @@ package integration
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"skiff.dev/apiserver/pkg/testserver"
 )
@@ -138,6 +142,15 @@ func TestCustomResourceKubectl(t *testing.T) {
 	})
 
 	t.Run("explain", func(t *testing.T) {
+		// The OpenAPI documents follow the CRD within seconds (upstream's
+		// are eventually consistent too).
+		err := wait.PollUntilContextTimeout(c, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			code, body := raw(t, ts, http.MethodGet, "/openapi/v3", "", nil)
+			return code == http.StatusOK && strings.Contains(string(body), "apis/stable.example.com/v1"), nil
+		})
+		if err != nil {
+			t.Fatalf("stable.example.com/v1 never published in /openapi/v3: %v", err)
+		}
 		out := mustKubectl(t, c, ts, "explain", "crontab.spec")
 		for _, want := range []string{"GROUP:      stable.example.com", "KIND:       CronTab", "VERSION:    v1", "Spec holds the schedule and the image.", "cronSpec", "The schedule in cron format.", "image", "replicas"} {
 			if !strings.Contains(out, want) {
