@@ -67,8 +67,17 @@ func (s *Server) runOpenAPIRebuilds(ctx context.Context) error {
 			return nil
 		case <-s.openapiStale:
 		}
-		resources := append(append([]*registry.Resource{}, s.resources...), s.handler.CustomResources()...)
-		spec, err := openapi.New(openapiResources(resources))
+		custom := s.handler.CustomResources()
+		if len(custom) == 0 {
+			s.openapi.Set(s.baseSpec)
+			continue
+		}
+		spec, err := s.baseSpec.Extend(openapiResources(custom))
+		if err != nil {
+			// A custom resource in a built-in group-version: build it all.
+			resources := append(append([]*registry.Resource{}, s.resources...), custom...)
+			spec, err = openapi.New(openapiResources(resources))
+		}
 		if err != nil {
 			logger.Error(err, "rebuilding the OpenAPI documents with the custom resources; serving the previous ones")
 			continue

@@ -79,6 +79,7 @@ type Server struct {
 	// resources is the table of built-in kinds; openapi serves their
 	// documents with those of the custom resources.
 	resources []*registry.Resource
+	baseSpec  *openapi.Spec
 	openapi   *openapi.Dynamic
 	// openapiStale asks for a rebuild of the OpenAPI documents.
 	openapiStale chan struct{}
@@ -246,6 +247,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the OpenAPI documents: %w", err)
 	}
+	s.baseSpec = spec
 	s.openapi = openapi.NewDynamic(spec)
 	s.http = &http.Server{
 		Handler:           s.buildHandler(resources, s.openapi),

@@ -391,6 +391,14 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 		if !slices.Equal(names, []string{"widgets", "widgets/scale", "widgets/status"}) {
 			t.Errorf("discovery resources = %v", names)
 		}
+		// The OpenAPI documents follow within seconds, rebuilt in the background.
+		err = wait.PollUntilContextTimeout(c, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			code, _ := raw(t, ts, http.MethodGet, "/openapi/v3/apis/"+widgetGroup+"/v1", "", nil)
+			return code == http.StatusOK, nil
+		})
+		if err != nil {
+			t.Fatalf("no OpenAPI v3 document for %s/v1: %v", widgetGroup, err)
+		}
 		code, body := raw(t, ts, http.MethodGet, "/openapi/v3/apis/"+widgetGroup+"/v1", "", nil)
 		if code != http.StatusOK || !strings.Contains(string(body), `"dev.skiff.example.v1.Widget"`) || !strings.Contains(string(body), "Paint of the widget.") {
 			t.Errorf("openapi v3: %d %.300s", code, body)
