@@ -49,7 +49,9 @@ func TestValidateCRD(t *testing.T) {
 		{"untyped field", func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["n"] = apiextensionsv1.JSONSchemaProps{}
 		}, []string{"spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[n].type: Required value: must not be empty for specified object fields"}},
-		{"root not object", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions[0].Schema.OpenAPIV3Schema.Type = "string" }, []string{`spec.versions[0].schema.openAPIV3Schema.type: Invalid value: "string": must be object at the root`}},
+		{"root not object", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].Schema.OpenAPIV3Schema.Type = "string"
+		}, []string{`spec.versions[0].schema.openAPIV3Schema.type: Invalid value: "string": must be object at the root`}},
 		{"scope", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Scope = "Everywhere" }, []string{`spec.scope: Unsupported value: "Everywhere"`}},
 		{"kind missing", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Names.Kind = "" }, []string{"spec.names.kind: Required value"}},
 		{"printer column type", func(c *apiextensionsv1.CustomResourceDefinition) {
