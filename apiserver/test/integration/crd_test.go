@@ -11,6 +11,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -630,5 +632,78 @@ func TestCustomResourceDefinitionDeletionWaitsForInstances(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("CRD not deleted after its last instance went: %v", err)
+	}
+}
+
+// TestCustomResourceAdmissionWebhooks: webhooks see custom resources as any
+// kind; what a mutating webhook adds is pruned and defaulted like a request.
+func TestCustomResourceAdmissionWebhooks(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	ext, dyn := crdClients(t, ts)
+	c := ctx(t)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(c, widgetCRD(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEstablished(t, ext, dyn, "widgets."+widgetGroup, widgetsV1)
+
+	none := admissionregistrationv1.SideEffectClassNone
+	rules := []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{widgetGroup}, APIVersions: []string{"v1"}, Resources: []string{"widgets"}},
+	}}
+	mutator := startWebhookServer(t, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		pt := admissionv1.PatchTypeJSONPatch
+		patch := `[{"op":"add","path":"/spec/tags","value":["mutated"]},{"op":"add","path":"/spec/injected","value":"dropped"}]`
+		return &admissionv1.AdmissionResponse{Allowed: true, PatchType: &pt, Patch: []byte(patch)}
+	}, 0)
+	denier := startWebhookServer(t, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		var w unstructured.Unstructured
+		_ = json.Unmarshal(req.Object.Raw, &w.Object)
+		if color, _, _ := unstructured.NestedString(w.Object, "spec", "color"); color == "blue" || req.Kind.Kind != "Widget" {
+			return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "no blue widgets", Code: 403}}
+		}
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	}, 0)
+	if _, err := ts.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(c, &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "widget-mutator"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "mutate.widgets.skiff.dev", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &mutator.url, CABundle: mutator.caBundle},
+			Rules: rules, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(c, &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "widget-denier"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "deny.widgets.skiff.dev", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &denier.url, CABundle: denier.caBundle},
+			Rules: rules, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	widgets := dyn.Resource(widgetsV1).Namespace("default")
+	var created *unstructured.Unstructured
+	err := wait.PollUntilContextTimeout(c, 100*time.Millisecond, 20*time.Second, true, func(c context.Context) (bool, error) {
+		out, err := widgets.Create(c, widget(fmt.Sprintf("w-%d", time.Now().UnixNano()), map[string]any{"color": "red"}), metav1.CreateOptions{})
+		if err != nil {
+			return false, nil
+		}
+		created = out
+		tags, _, _ := unstructured.NestedStringSlice(out.Object, "spec", "tags")
+		return slices.Equal(tags, []string{"mutated"}), nil
+	})
+	if err != nil {
+		t.Fatalf("the mutating webhook never applied to a widget: %v (last %v)", err, created)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(created.Object, "spec", "injected"); found {
+		t.Errorf("a field the webhook added outside the schema was not pruned: %v", created.Object["spec"])
+	}
+	if size, _, _ := unstructured.NestedString(created.Object, "spec", "size"); size != "M" {
+		t.Errorf("defaults lost: %v", created.Object["spec"])
+	}
+	_, err = widgets.Create(c, widget("blue", map[string]any{"color": "blue"}), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `admission webhook "deny.widgets.skiff.dev" denied the request: no blue widgets`) {
+		t.Errorf("validating webhook: err = %v, want 403", err)
 	}
 }
