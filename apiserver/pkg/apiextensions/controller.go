@@ -43,6 +43,10 @@ type Controller struct {
 	// RetryInterval paces the retries of a cleanup that waits for the
 	// finalizers of instances; a second when zero.
 	RetryInterval time.Duration
+	// Synced, when set, is closed once the CRDs stored at start are served
+	// (the server's readiness waits for it, as upstream's
+	// crd-informer-synced).
+	Synced chan struct{}
 
 	serving map[string]*served
 }
@@ -91,6 +95,13 @@ func (c *Controller) watchAndReconcile(ctx context.Context) error {
 	rv, pending, err := c.reconcileAll(ctx)
 	if err != nil {
 		return err
+	}
+	if c.Synced != nil {
+		select {
+		case <-c.Synced:
+		default:
+			close(c.Synced)
+		}
 	}
 	w, err := c.CRDs.Watch(ctx, "", storage.ListOptions{ResourceVersion: rv})
 	if err != nil {

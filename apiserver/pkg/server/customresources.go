@@ -41,6 +41,7 @@ func (s *Server) newCRDController() *apiextensions.Controller {
 		NewStorage: s.newCustomStorage,
 		Admission:  s.admission,
 		Serve:      s.serveCustom,
+		Synced:     s.crdSynced,
 	}
 }
 

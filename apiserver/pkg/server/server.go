@@ -83,6 +83,8 @@ type Server struct {
 	openapi   *openapi.Dynamic
 	// openapiStale asks for a rebuild of the OpenAPI documents.
 	openapiStale chan struct{}
+	// crdSynced is closed once the stored CRDs' resources are served.
+	crdSynced chan struct{}
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -91,7 +93,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, codecs: api.NewCodecs(), metrics: metrics.New(), shutdown: make(chan struct{}),
-		authzSynced: make(chan struct{}), bootstrapped: make(chan struct{}), openapiStale: make(chan struct{}, 1)}
+		authzSynced: make(chan struct{}), bootstrapped: make(chan struct{}), openapiStale: make(chan struct{}, 1), crdSynced: make(chan struct{})}
 	ok := false
 	defer func() {
 		if !ok {
@@ -497,7 +499,7 @@ func (s *Server) health(base string) http.HandlerFunc {
 			checks = append(checks, "etcd")
 		}
 		if base == "/readyz" {
-			checks = append(checks, "authorization-synced", "rbac-bootstrap")
+			checks = append(checks, "authorization-synced", "rbac-bootstrap", "crd-informer-synced")
 		}
 		if only := mux.Vars(r)["check"]; only != "" {
 			found := false
@@ -548,6 +550,8 @@ func (s *Server) check(ctx context.Context, name string) error {
 		return closedOr(s.authzSynced, "the authorizers have not read their objects yet")
 	case "rbac-bootstrap":
 		return closedOr(s.bootstrapped, "the bootstrap objects are not all there yet")
+	case "crd-informer-synced":
+		return closedOr(s.crdSynced, "the custom resources of the stored CustomResourceDefinitions are not served yet")
 	case "etcd":
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()

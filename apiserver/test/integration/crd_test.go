@@ -707,3 +707,41 @@ func TestCustomResourceAdmissionWebhooks(t *testing.T) {
 		t.Errorf("validating webhook: err = %v, want 403", err)
 	}
 }
+
+// TestCustomResourcesServedAfterRestart: a restarted server is ready only
+// once the stored CRDs' resources are served again.
+func TestCustomResourcesServedAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	ts, err := testserver.StartServer(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, dyn := crdClients(t, ts)
+	c := ctx(t)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(c, widgetCRD(), metav1.CreateOptions{}); err != nil {
+		ts.TearDown()
+		t.Fatal(err)
+	}
+	waitEstablished(t, ext, dyn, "widgets."+widgetGroup, widgetsV1)
+	if _, err := dyn.Resource(widgetsV1).Namespace("default").Create(c, widget("survivor", map[string]any{"color": "red"}), metav1.CreateOptions{}); err != nil {
+		ts.TearDown()
+		t.Fatal(err)
+	}
+	ts.TearDown()
+
+	ts, err = testserver.StartServer(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ts.TearDown)
+	_, dyn = crdClients(t, ts)
+	// StartServer returned after /readyz: no polling here.
+	got, err := dyn.Resource(widgetsV1).Namespace("default").Get(c, "survivor", metav1.GetOptions{})
+	if err != nil || got.GetName() != "survivor" {
+		t.Fatalf("after restart: %v %v", got, err)
+	}
+	rl, err := ts.Client.Discovery().ServerResourcesForGroupVersion(widgetGroup + "/v1")
+	if err != nil || len(rl.APIResources) == 0 {
+		t.Errorf("discovery after restart: %v %v", rl, err)
+	}
+}
