@@ -67,6 +67,7 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 		New:      func() runtime.Object { return &unstructured.Unstructured{} },
 		NewList:  func() runtime.Object { return &unstructured.UnstructuredList{} },
 		Strategy: main,
+		Fields:   selectableFields(v.SelectableFields),
 		Default: func(obj runtime.Object) {
 			if u, ok := obj.(*unstructured.Unstructured); ok {
 				sch.Prune(u.Object)

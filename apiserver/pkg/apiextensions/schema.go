@@ -32,11 +32,35 @@ func NewSchema(props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &spec.Schema{}
-	if err := json.Unmarshal(data, s); err != nil {
-		return nil, fmt.Errorf("converting the schema: %w", err)
+	published, validated := &spec.Schema{}, &spec.Schema{}
+	for _, s := range []*spec.Schema{published, validated} {
+		if err := json.Unmarshal(data, s); err != nil {
+			return nil, fmt.Errorf("converting the schema: %w", err)
+		}
 	}
-	return &Schema{props: props, openapi: s, validator: validate.NewSchemaValidator(s, nil, "", strfmt.Default)}, nil
+	intOrString(validated)
+	return &Schema{props: props, openapi: published, validator: validate.NewSchemaValidator(validated, nil, "", strfmt.Default)}, nil
+}
+
+// intOrString gives the fields marked x-kubernetes-int-or-string without a
+// type the two types they accept, for validation (the published schema
+// keeps the extension alone, as upstream's).
+func intOrString(s *spec.Schema) {
+	if len(s.Type) == 0 {
+		if v, ok := s.Extensions.GetBool("x-kubernetes-int-or-string"); ok && v && len(s.AnyOf) == 0 {
+			s.Type = spec.StringOrArray{"integer", "string"}
+		}
+	}
+	for k, child := range s.Properties {
+		intOrString(&child)
+		s.Properties[k] = child
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		intOrString(s.AdditionalProperties.Schema)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		intOrString(s.Items.Schema)
+	}
 }
 
 // OpenAPI is the schema as kube-openapi's type, for the published documents.
@@ -45,7 +69,60 @@ func (s *Schema) OpenAPI() *spec.Schema { return s.openapi }
 // Validate checks obj (an unstructured object) against the schema and
 // names every violation as upstream's API server does.
 func (s *Schema) Validate(obj map[string]any) field.ErrorList {
-	return resultToFieldErrors(s.validator.Validate(obj))
+	errs := resultToFieldErrors(s.validator.Validate(obj))
+	return append(errs, validateLists(obj, s.props, nil)...)
+}
+
+// validateLists checks x-kubernetes-list-type: a set holds no value twice,
+// a map no two items with the same keys.
+func validateLists(v any, props *apiextensionsv1.JSONSchemaProps, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch val := v.(type) {
+	case map[string]any:
+		for k, child := range val {
+			if sub, ok := props.Properties[k]; ok {
+				errs = append(errs, validateLists(child, &sub, p.Child(k))...)
+			} else if props.AdditionalProperties != nil && props.AdditionalProperties.Schema != nil {
+				errs = append(errs, validateLists(child, props.AdditionalProperties.Schema, p.Key(k))...)
+			}
+		}
+	case []any:
+		errs = append(errs, listDuplicates(val, props, p)...)
+		if props.Items != nil && props.Items.Schema != nil {
+			for i, item := range val {
+				errs = append(errs, validateLists(item, props.Items.Schema, p.Index(i))...)
+			}
+		}
+	}
+	return errs
+}
+
+func listDuplicates(list []any, props *apiextensionsv1.JSONSchemaProps, p *field.Path) field.ErrorList {
+	if props.XListType == nil || (*props.XListType != "set" && *props.XListType != "map") {
+		return nil
+	}
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, item := range list {
+		key := item
+		if *props.XListType == "map" {
+			m, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			keys := map[string]any{}
+			for _, k := range props.XListMapKeys {
+				keys[k] = m[k]
+			}
+			key = keys
+		}
+		b, _ := json.Marshal(key)
+		if seen[string(b)] {
+			errs = append(errs, field.Duplicate(p.Index(i), key))
+		}
+		seen[string(b)] = true
+	}
+	return errs
 }
 
 // resultToFieldErrors turns kube-openapi's result into field errors, as

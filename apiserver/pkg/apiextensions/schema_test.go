@@ -130,3 +130,44 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateListTypesAndIntOrString(t *testing.T) {
+	s := mustSchema(t, `{
+  "type": "object",
+  "properties": {
+    "spec": {
+      "type": "object",
+      "properties": {
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port"],
+                  "items": {"type": "object", "properties": {"port": {"type": "integer"}, "name": {"type": "string"}}}},
+        "target": {"x-kubernetes-int-or-string": true}
+      }
+    }
+  }
+}`)
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"valid", `{"spec":{"tags":["a","b"],"ports":[{"port":1},{"port":2}],"target":8080}}`, nil},
+		{"int-or-string takes a string", `{"spec":{"target":"http"}}`, nil},
+		{"int-or-string refuses a bool", `{"spec":{"target":true}}`, []string{"spec.target: Invalid value: \"boolean\": spec.target in body must be of type integer,string: \"boolean\""}},
+		{"duplicates", `{"spec":{"tags":["a","a"],"ports":[{"port":1,"name":"x"},{"port":1,"name":"y"}]}}`, []string{
+			`spec.ports[1]: Duplicate value: map[string]interface {}{"port":1}`,
+			`spec.tags[1]: Duplicate value: "a"`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range s.Validate(object(t, tt.in)) {
+				got = append(got, e.Error())
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
+	}
+}

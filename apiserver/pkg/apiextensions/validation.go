@@ -6,6 +6,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -163,6 +164,7 @@ func validateVersion(v *apiextensionsv1.CustomResourceDefinitionVersion, p *fiel
 			errs = append(errs, field.Invalid(scp.Child("labelSelectorPath"), *sc.LabelSelectorPath, "should be a json path under either .spec or .status"))
 		}
 	}
+	errs = append(errs, validateSelectableFields(v, p.Child("selectableFields"))...)
 	for i, c := range v.AdditionalPrinterColumns {
 		cp := p.Child("additionalPrinterColumns").Index(i)
 		if c.Name == "" {
@@ -227,6 +229,20 @@ func validateNode(s *apiextensionsv1.JSONSchemaProps, p *field.Path, root bool) 
 	if s.Items != nil && len(s.Items.JSONSchemas) > 0 {
 		errs = append(errs, field.Forbidden(p.Child("items"), "items must be a schema object and not an array"))
 	}
+	if s.XListType != nil {
+		switch *s.XListType {
+		case "atomic", "set":
+		case "map":
+			if len(s.XListMapKeys) == 0 {
+				errs = append(errs, field.Required(p.Child("x-kubernetes-list-map-keys"), "must not be empty if x-kubernetes-list-type is map"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(p.Child("x-kubernetes-list-type"), *s.XListType, []string{"atomic", "set", "map"}))
+		}
+	}
+	if s.Default != nil {
+		errs = append(errs, validateDefault(s, p.Child("default"))...)
+	}
 	for k, child := range s.Properties {
 		errs = append(errs, validateNode(&child, p.Child("properties").Key(k), false)...)
 	}
@@ -249,6 +265,35 @@ func validateStoredVersions(crd *apiextensionsv1.CustomResourceDefinition, p *fi
 		if !versions.Has(v) {
 			errs = append(errs, field.Invalid(p.Index(i), v, "must appear in spec.versions"))
 		}
+	}
+	return errs
+}
+
+// validateDefault checks that a default validates against its own schema
+// and holds no field the schema would prune, as upstream.
+func validateDefault(s *apiextensionsv1.JSONSchemaProps, p *field.Path) field.ErrorList {
+	value, ok := decodeDefault(s.Default)
+	if !ok {
+		return field.ErrorList{field.Invalid(p, string(s.Default.Raw), "must be valid JSON")}
+	}
+	node := s.DeepCopy()
+	node.Default = nil
+	sch, err := NewSchema(node)
+	if err != nil {
+		return field.ErrorList{field.Invalid(p, value, err.Error())}
+	}
+	var errs field.ErrorList
+	if obj, ok := value.(map[string]any); ok {
+		pruned := map[string]any{"v": runtime.DeepCopyJSONValue(obj)}
+		var paths []string
+		pruneValue(pruned["v"], node, "", &paths)
+		if len(paths) > 0 {
+			errs = append(errs, field.Invalid(p, value, fmt.Sprintf("must not have unknown fields: %s", strings.Join(paths, ", "))))
+		}
+	}
+	result := sch.validator.Validate(value)
+	for _, e := range resultToFieldErrors(result) {
+		errs = append(errs, field.Invalid(p, value, e.ErrorBody()))
 	}
 	return errs
 }

@@ -158,3 +158,43 @@ func TestTablePrinter(t *testing.T) {
 		t.Errorf("default columns without headers: %+v", table)
 	}
 }
+
+func TestValidateCRDSchemaDetails(t *testing.T) {
+	set := "set"
+	tests := []struct {
+		name string
+		prop apiextensionsv1.JSONSchemaProps
+		sfs  []apiextensionsv1.SelectableField
+		want string
+	}{
+		{"default of the wrong type", apiextensionsv1.JSONSchemaProps{Type: "integer", Default: &apiextensionsv1.JSON{Raw: []byte(`"one"`)}},
+			nil, `properties[spec].properties[x].default: Invalid value: "one"`},
+		{"default with unknown fields", apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"a": {Type: "string"}}, Default: &apiextensionsv1.JSON{Raw: []byte(`{"b":"x"}`)}},
+			nil, "must not have unknown fields: .b"},
+		{"map list without keys", apiextensionsv1.JSONSchemaProps{Type: "array", XListType: ptrTo("map"), Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}},
+			nil, "x-kubernetes-list-map-keys: Required value"},
+		{"selectable field of an object", apiextensionsv1.JSONSchemaProps{Type: "object"},
+			[]apiextensionsv1.SelectableField{{JSONPath: ".spec.x"}}, `selectableFields[0].jsonPath: Invalid value: ".spec.x": must point to a field of type string, boolean or integer`},
+		{"selectable field under metadata", apiextensionsv1.JSONSchemaProps{Type: "string"},
+			[]apiextensionsv1.SelectableField{{JSONPath: ".metadata.name"}}, "must not point to metadata"},
+		{"valid set and selectable field", apiextensionsv1.JSONSchemaProps{Type: "string"},
+			[]apiextensionsv1.SelectableField{{JSONPath: ".spec.x"}}, ""},
+		{"valid set list", apiextensionsv1.JSONSchemaProps{Type: "array", XListType: &set, Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}}, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			crd := validCRD()
+			crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["x"] = tt.prop
+			crd.Spec.Versions[0].SelectableFields = tt.sfs
+			errs := ValidateCRD(crd).ToAggregate()
+			switch {
+			case tt.want == "" && errs != nil:
+				t.Errorf("unexpected errors: %v", errs)
+			case tt.want != "" && (errs == nil || !strings.Contains(errs.Error(), tt.want)):
+				t.Errorf("errors %v, want %q", errs, tt.want)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -81,7 +81,8 @@ func widgetCRD() *apiextensionsv1.CustomResourceDefinition {
 			Group: widgetGroup, Scope: apiextensionsv1.NamespaceScoped,
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget", ShortNames: []string{"wd"}, Categories: []string{"all"}},
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
-				{Name: "v1", Served: true, Storage: true, Schema: widgetSchema(), Subresources: subresources, AdditionalPrinterColumns: columns},
+				{Name: "v1", Served: true, Storage: true, Schema: widgetSchema(), Subresources: subresources, AdditionalPrinterColumns: columns,
+					SelectableFields: []apiextensionsv1.SelectableField{{JSONPath: ".spec.color"}}},
 				{Name: "v1beta1", Served: true, Schema: widgetSchema(), Subresources: subresources},
 			},
 		},
@@ -267,8 +268,13 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 		if list.GetKind() != "WidgetList" {
 			t.Errorf("list kind = %s", list.GetKind())
 		}
-		_, err = dyn.Resource(widgetsV1).List(c, metav1.ListOptions{FieldSelector: "spec.color=red"})
-		if !apierrors.IsBadRequest(err) {
+		// selectableFields: v1 selects on spec.color, v1beta1 does not.
+		list, err = dyn.Resource(widgetsV1).Namespace("default").List(c, metav1.ListOptions{FieldSelector: "spec.color=blue"})
+		if err != nil || len(list.Items) != 1 || list.Items[0].GetName() != "w2" {
+			t.Fatalf("selectable field: %v %v", list, err)
+		}
+		_, err = dyn.Resource(widgetsV1beta1).List(c, metav1.ListOptions{FieldSelector: "spec.color=red"})
+		if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "field label not supported: spec.color") {
 			t.Errorf("unsupported field selector: err = %v, want 400", err)
 		}
 	})
