@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -321,6 +322,13 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, data []byte
 }
 
 func (h *Handler) decodeWith(w http.ResponseWriter, info runtime.SerializerInfo, directive string, data []byte, gvk schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
+	if _, custom := into.(*unstructured.Unstructured); custom && info.MediaType == runtime.ContentTypeProtobuf {
+		// Custom resources have no protobuf encoding, as upstream.
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+		}}
+	}
 	dec := info.Serializer
 	if directive != metav1.FieldValidationIgnore && info.StrictSerializer != nil {
 		dec = info.StrictSerializer

@@ -311,6 +311,27 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("protobuf is not spoken", func(t *testing.T) {
+		code, _ := raw(t, ts, http.MethodPost, "/apis/"+widgetGroup+"/v1/namespaces/default/widgets", "application/vnd.kubernetes.protobuf", []byte("k8s\x00"))
+		if code != http.StatusUnsupportedMediaType {
+			t.Errorf("protobuf body: %d, want 415", code)
+		}
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/apis/"+widgetGroup+"/v1/namespaces/default/widgets/w1", nil)
+		req.Header.Set("Accept", "application/vnd.kubernetes.protobuf")
+		hc, err := ts.HTTPClient()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotAcceptable {
+			t.Errorf("protobuf response: %d, want 406", resp.StatusCode)
+		}
+	})
+
 	t.Run("status subresource", func(t *testing.T) {
 		cur, err := dyn.Resource(widgetsV1).Namespace("default").Get(c, "w1", metav1.GetOptions{})
 		if err != nil {
