@@ -17,6 +17,7 @@ import (
 
 // Schema is the structural schema of one version of a custom resource.
 type Schema struct {
+	rules     celRules
 	props     *apiextensionsv1.JSONSchemaProps
 	openapi   *spec.Schema
 	validator *validate.SchemaValidator
@@ -39,7 +40,11 @@ func NewSchema(props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 		}
 	}
 	intOrString(validated)
-	return &Schema{props: props, openapi: published, validator: validate.NewSchemaValidator(validated, nil, "", strfmt.Default)}, nil
+	rules, errs := compileSchemaRules(props, nil)
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return &Schema{props: props, rules: rules, openapi: published, validator: validate.NewSchemaValidator(validated, nil, "", strfmt.Default)}, nil
 }
 
 // intOrString gives the fields marked x-kubernetes-int-or-string without a
@@ -70,7 +75,17 @@ func (s *Schema) OpenAPI() *spec.Schema { return s.openapi }
 // names every violation as upstream's API server does.
 func (s *Schema) Validate(obj map[string]any) field.ErrorList {
 	errs := resultToFieldErrors(s.validator.Validate(obj))
-	return append(errs, validateLists(obj, s.props, nil)...)
+	errs = append(errs, validateLists(obj, s.props, nil)...)
+	if len(s.rules) == 0 {
+		return errs
+	}
+	for _, e := range errs {
+		// As upstream: rules do not run on values of the wrong type.
+		if e.Type == field.ErrorTypeTypeInvalid || e.Type == field.ErrorTypeNotSupported {
+			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+		}
+	}
+	return append(errs, s.rules.validate(obj, s.props, "", nil)...)
 }
 
 // validateLists checks x-kubernetes-list-type: a set holds no value twice,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -169,5 +170,58 @@ func TestValidateListTypesAndIntOrString(t *testing.T) {
 				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestValidationRules(t *testing.T) {
+	s := mustSchema(t, `{
+  "type": "object",
+  "properties": {
+    "spec": {
+      "type": "object",
+      "x-kubernetes-validations": [
+        {"rule": "self.replicas <= self.maxReplicas", "message": "replicas must not exceed maxReplicas"},
+        {"rule": "!has(self.name) || self.name.startsWith('w-')", "fieldPath": ".name"},
+        {"rule": "isURL(self.name)"}
+      ],
+      "properties": {
+        "replicas": {"type": "integer"},
+        "maxReplicas": {"type": "integer"},
+        "name": {"type": "string"},
+        "ports": {"type": "array", "items": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 0 && self < 65536"}]}}
+      }
+    }
+  }
+}`)
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"valid", `{"spec":{"replicas":1,"maxReplicas":2,"name":"w-1","ports":[80]}}`, nil},
+		{"message", `{"spec":{"replicas":3,"maxReplicas":2}}`, []string{`spec: Invalid value: "object": replicas must not exceed maxReplicas`}},
+		{"fieldPath and default message", `{"spec":{"replicas":1,"maxReplicas":1,"name":"x"}}`, []string{`spec.name: Invalid value: "object": failed rule: !has(self.name) || self.name.startsWith('w-')`}},
+		{"items", `{"spec":{"replicas":1,"maxReplicas":1,"ports":[80,0]}}`, []string{`spec.ports[1]: Invalid value: "integer": failed rule: self > 0 && self < 65536`}},
+		{"missing field is an evaluation error", `{"spec":{"replicas":1}}`, []string{`spec: Invalid value: "object": rule evaluation error: no such key: maxReplicas`}},
+		{"rules wait for a well-typed object", `{"spec":{"replicas":"x","maxReplicas":1}}`, []string{
+			"<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+			"spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\"",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range s.Validate(object(t, tt.in)) {
+				got = append(got, e.Error())
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
+	}
+	var props apiextensionsv1.JSONSchemaProps
+	_ = json.Unmarshal([]byte(`{"type":"object","x-kubernetes-validations":[{"rule":"self.a &&"}]}`), &props)
+	if _, errs := compileSchemaRules(&props, nil); len(errs) != 1 || !strings.Contains(errs[0].Error(), "x-kubernetes-validations[0].rule: Invalid value: \"self.a &&\": compilation failed") {
+		t.Errorf("a rule that does not parse: %v", errs)
 	}
 }

@@ -150,6 +150,8 @@ func validateVersion(v *apiextensionsv1.CustomResourceDefinitionVersion, p *fiel
 		errs = append(errs, field.Required(sp, "schemas are required"))
 	} else {
 		errs = append(errs, validateStructural(v.Schema.OpenAPIV3Schema, sp)...)
+		_, ruleErrs := compileSchemaRules(v.Schema.OpenAPIV3Schema, sp)
+		errs = append(errs, ruleErrs...)
 	}
 	if v.Subresources != nil && v.Subresources.Scale != nil {
 		sc := v.Subresources.Scale

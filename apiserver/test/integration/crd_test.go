@@ -44,6 +44,7 @@ func widgetSchema() *apiextensionsv1.CustomResourceValidation {
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{
 			"spec": {
 				Type: "object", Description: "Spec of the widget.", Required: []string{"color"},
+				XValidations: apiextensionsv1.ValidationRules{{Rule: "!has(self.replicas) || self.replicas <= 10", Message: "at most 10 widgets"}},
 				Properties: map[string]apiextensionsv1.JSONSchemaProps{
 					"replicas": {Type: "integer", Minimum: ptr.To(0.0), Default: &apiextensionsv1.JSON{Raw: []byte("1")}, Description: "How many widgets."},
 					"color":    {Type: "string", Enum: []apiextensionsv1.JSON{{Raw: []byte(`"red"`)}, {Raw: []byte(`"blue"`)}}, Description: "Paint of the widget."},
@@ -220,6 +221,10 @@ func TestCustomResourceDefinitionLifecycle(t *testing.T) {
 			if !slices.Contains(fields, want) {
 				t.Errorf("no cause for %s in %v (%v)", want, fields, err)
 			}
+		}
+		_, err = dyn.Resource(widgetsV1).Namespace("default").Create(c, widget("many", map[string]any{"color": "red", "replicas": int64(11)}), metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `spec: Invalid value: "object": at most 10 widgets`) {
+			t.Errorf("x-kubernetes-validations rule: err = %v", err)
 		}
 		missing := widget("missing", map[string]any{})
 		_, err = dyn.Resource(widgetsV1).Namespace("default").Create(c, missing, metav1.CreateOptions{})
