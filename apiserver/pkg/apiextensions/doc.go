@@ -1,8 +1,9 @@
 // Package apiextensions serves CustomResourceDefinitions
 // (apiextensions.k8s.io/v1) and the custom resources they define: the CRD
 // kind with upstream's validation and defaults, the structural schema of a
-// version (validation with every violation named, pruning of unknown
-// fields, defaults), the in-server controller that accepts names, sets the
+// version (validation with every violation named, x-kubernetes-validations
+// rules evaluated with cel-go, pruning of unknown fields, defaults,
+// selectable fields), the in-server controller that accepts names, sets the
 // Established condition and starts serving a CRD's resources from the
 // generic store, and the cleanup that deletes every instance before a CRD
 // goes (finalizer customresourcecleanup.apiextensions.k8s.io).

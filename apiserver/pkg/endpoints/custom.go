@@ -119,7 +119,7 @@ func (h *Handler) serveCustom(w http.ResponseWriter, r *http.Request, namespaced
 }
 
 // customTable prints a custom resource's object or list with its CRD's
-// columns; ok is false for other objects.
+// columns; the bool is false for other objects.
 func (h *Handler) customTable(obj runtime.Object, noHeaders bool) (*metav1.Table, bool, error) {
 	s := h.customStoreOf(obj)
 	if s == nil || s.R.Custom == nil || s.R.Custom.Table == nil {
@@ -154,8 +154,8 @@ func (h *Handler) pruneCustom(w http.ResponseWriter, obj runtime.Object, directi
 	return nil
 }
 
-// customUnsupported answers what custom resources do not support, as
-// upstream: protobuf (406) and strategic merge patch (415).
+// customNotAcceptable refuses a protobuf watch of a custom resource with
+// 406, as upstream: custom resources have no protobuf encoding.
 func customNotAcceptable(s *registry.Store, t target) error {
 	if s.R.Custom != nil && t.view == viewObject && t.info.MediaType == runtime.ContentTypeProtobuf {
 		return newNotAcceptable("only the following media types are accepted: application/json, application/yaml")
@@ -163,6 +163,8 @@ func customNotAcceptable(s *registry.Store, t target) error {
 	return nil
 }
 
+// customTerminating refuses creates while the resource's CRD is being
+// deleted, with upstream's 405.
 func customTerminating(s *registry.Store) error {
 	if s.R.Custom == nil || s.R.Custom.Terminating == nil || !s.R.Custom.Terminating() {
 		return nil
