@@ -526,6 +526,50 @@ func TestCustomResourceDefinitionValidation(t *testing.T) {
 	}
 }
 
+// TestCustomResourceDefinitionNameConflict: a CRD whose names another CRD
+// of its group holds is not accepted and not served.
+func TestCustomResourceDefinitionNameConflict(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	ext, dyn := crdClients(t, ts)
+	c := ctx(t)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(c, widgetCRD(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEstablished(t, ext, dyn, "widgets."+widgetGroup, widgetsV1)
+	gizmos := widgetCRD()
+	gizmos.Name = "gizmos." + widgetGroup
+	gizmos.Spec.Names = apiextensionsv1.CustomResourceDefinitionNames{Plural: "gizmos", Kind: "Gizmo", ShortNames: []string{"widget"}}
+	gizmos.Spec.Versions = gizmos.Spec.Versions[:1]
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(c, gizmos, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got *apiextensionsv1.CustomResourceDefinition
+	err := wait.PollUntilContextTimeout(c, 50*time.Millisecond, 20*time.Second, true, func(c context.Context) (bool, error) {
+		var err error
+		got, err = ext.ApiextensionsV1().CustomResourceDefinitions().Get(c, gizmos.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		cond := conditionOf(got, apiextensionsv1.NamesAccepted)
+		return cond != nil && cond.Status == apiextensionsv1.ConditionFalse, nil
+	})
+	if err != nil {
+		t.Fatalf("NamesAccepted never False: %v", err)
+	}
+	if cond := conditionOf(got, apiextensionsv1.NamesAccepted); cond.Reason != "ShortNamesConflict" || cond.Message != `"widget" is already in use` {
+		t.Errorf("NamesAccepted = %+v", cond)
+	}
+	if cond := conditionOf(got, apiextensionsv1.Established); cond == nil || cond.Status != apiextensionsv1.ConditionFalse || cond.Reason != "NotAccepted" {
+		t.Errorf("Established = %+v", cond)
+	}
+	if got.Status.AcceptedNames.Plural != "" {
+		t.Errorf("acceptedNames = %+v, want none", got.Status.AcceptedNames)
+	}
+	if code, _ := raw(t, ts, http.MethodGet, "/apis/"+widgetGroup+"/v1/gizmos", "", nil); code != http.StatusNotFound {
+		t.Errorf("a CRD whose names are not accepted is served: %d", code)
+	}
+}
+
 // TestCustomResourceClusterScopedAndRBAC serves a cluster-scoped CRD and
 // checks that RBAC governs its resources as any other.
 func TestCustomResourceClusterScopedAndRBAC(t *testing.T) {
