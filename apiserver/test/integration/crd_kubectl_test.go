@@ -179,6 +179,25 @@ func TestCustomResourceKubectl(t *testing.T) {
 		}
 	})
 
+	t.Run("apply a changed CRD", func(t *testing.T) {
+		changed := strings.Replace(kubectlCRD, "The image the job runs.", "The container image the job runs.", 1)
+		if err := os.WriteFile(crdFile, []byte(changed), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := mustKubectl(t, c, ts, "apply", "-f", crdFile)
+		if !strings.Contains(out, "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com configured") {
+			t.Errorf("re-apply: %s", out)
+		}
+		out = mustKubectl(t, c, ts, "get", "crd", "crontabs.stable.example.com", "-o", "jsonpath={.metadata.generation} {.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.image.description}")
+		if out != "2 The container image the job runs." {
+			t.Errorf("after re-apply: %q", out)
+		}
+		out = mustKubectl(t, c, ts, "get", "crds")
+		if !regexp.MustCompile(`(?m)^NAME\s+CREATED AT\ncrontabs\.stable\.example\.com\s+\S+Z$`).MatchString(strings.TrimSpace(out)) {
+			t.Errorf("kubectl get crds:\n%s", out)
+		}
+	})
+
 	t.Run("delete the CRD", func(t *testing.T) {
 		mustKubectl(t, c, ts, "delete", "-f", crdFile, "--wait=true", "--timeout=30s")
 		out, code := kubectl(t, c, ts, "get", "crontabs.stable.example.com")
