@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -57,6 +58,7 @@ func AddToSchemeFuncs() []func(*runtime.Scheme) error {
 		nodev1.AddToScheme,
 		schedulingv1.AddToScheme,
 		storagev1.AddToScheme,
+		apiextensionsv1.AddToScheme,
 	}
 }
 

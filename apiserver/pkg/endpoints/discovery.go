@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,6 +26,11 @@ type Discovery struct {
 	ServerAddress string
 }
 
+// all is the resource table with the custom resources served now.
+func (d *Discovery) all() []*registry.Resource {
+	return append(slices.Clone(d.resources), d.h.CustomResources()...)
+}
+
 // NewDiscovery builds discovery for resources.
 func NewDiscovery(h *Handler, resources []*registry.Resource, v version.Info, serverAddress string) *Discovery {
 	return &Discovery{h: h, resources: resources, version: v, ServerAddress: serverAddress}
@@ -33,7 +39,7 @@ func NewDiscovery(h *Handler, resources []*registry.Resource, v version.Info, se
 // groupOrder is upstream's order of groups in /apis.
 var groupOrder = []string{"apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch",
 	"certificates.k8s.io", "networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
-	"admissionregistration.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io",
+	"admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io",
 	"flowcontrol.apiserver.k8s.io"}
 
 func (d *Discovery) groups() []metav1.APIGroup {
@@ -55,7 +61,7 @@ func (d *Discovery) groups() []metav1.APIGroup {
 		g.Versions = append(g.Versions, gv)
 		g.PreferredVersion = g.Versions[0]
 	}
-	for _, r := range d.resources {
+	for _, r := range d.all() {
 		if r.Group != "" {
 			add(r.Group, r.Version)
 		}
@@ -120,7 +126,7 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 	}
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv}
 	found := false
-	for _, r := range d.resources {
+	for _, r := range d.all() {
 		if r.Group != group || r.Version != ver {
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,6 +56,8 @@ type Handler struct {
 	// Kubelet reaches the kubelets for pods/log, exec, attach and
 	// portforward; nil answers those with 503.
 	Kubelet *kubeletclient.Client
+	// custom serves the resources of CustomResourceDefinitions.
+	custom customStores
 }
 
 // NewHandler builds the handler for the given stores.
@@ -77,7 +80,12 @@ func NewHandler(codecs *api.Codecs, stores []*registry.Store, shutdown <-chan st
 }
 
 // Store returns the store of a resource, for the server's own bootstrap.
-func (h *Handler) Store(gvr schema.GroupVersionResource) *registry.Store { return h.stores[gvr] }
+func (h *Handler) Store(gvr schema.GroupVersionResource) *registry.Store {
+	if s, ok := h.stores[gvr]; ok {
+		return s
+	}
+	return h.customStore(gvr)
+}
 
 // Install adds a route for every resource, subresource and scope to r.
 func (h *Handler) Install(r *mux.Router) {
@@ -314,6 +322,13 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, data []byte
 }
 
 func (h *Handler) decodeWith(w http.ResponseWriter, info runtime.SerializerInfo, directive string, data []byte, gvk schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
+	if _, custom := into.(*unstructured.Unstructured); custom && info.MediaType == runtime.ContentTypeProtobuf {
+		// Custom resources have no protobuf encoding, as upstream.
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+		}}
+	}
 	dec := info.Serializer
 	if directive != metav1.FieldValidationIgnore && info.StrictSerializer != nil {
 		dec = info.StrictSerializer
@@ -355,6 +370,9 @@ func (h *Handler) decodeWith(w http.ResponseWriter, info runtime.SerializerInfo,
 		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	if err := h.pruneCustom(w, obj, directive); err != nil {
+		return nil, err
+	}
 	return obj, nil
 }
 
@@ -455,7 +473,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request, s *registry.Store
 		h.writeError(w, r, err, s.R.GroupResource(), "")
 		return
 	}
-	list.GetObjectKind().SetGroupVersionKind(s.R.GroupVersion().WithKind(s.R.Kind + "List"))
+	list.GetObjectKind().SetGroupVersionKind(s.R.GroupVersion().WithKind(s.R.ListKindName()))
 	h.respond(w, r, http.StatusOK, list, true)
 }
 
@@ -463,6 +481,10 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 	gr := s.R.GroupResource()
 	dry, data, ok := h.writePreamble(w, r, gr, "", &metav1.CreateOptions{})
 	if !ok {
+		return
+	}
+	if err := customTerminating(s); err != nil {
+		h.writeError(w, r, err, gr, "")
 		return
 	}
 	obj, err := h.decodeBody(w, r, data, s.R.GroupVersionKind(), s.R.New())
@@ -631,7 +653,7 @@ func (h *Handler) deleteCollection(w http.ResponseWriter, r *http.Request, s *re
 		h.writeError(w, r, err, gr, "")
 		return
 	}
-	out.GetObjectKind().SetGroupVersionKind(s.R.GroupVersion().WithKind(s.R.Kind + "List"))
+	out.GetObjectKind().SetGroupVersionKind(s.R.GroupVersion().WithKind(s.R.ListKindName()))
 	h.respond(w, r, http.StatusOK, out, true)
 }
 

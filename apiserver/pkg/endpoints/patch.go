@@ -107,6 +107,12 @@ func (h *Handler) applyPatch(w http.ResponseWriter, r *http.Request, patchType s
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string, strategy registry.Strategy) {
 	gr := s.R.GroupResource()
 	pt, err := h.patchType(r)
+	if err == nil && s.R.Custom != nil && pt == string(types.StrategicMergePatchType) {
+		err = &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+		}}
+	}
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
 		return

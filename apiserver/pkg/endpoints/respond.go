@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 )
@@ -18,6 +19,10 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, code int, obj 
 	t, err := h.negotiate(r.Header.Get("Accept"), list)
 	if err != nil {
 		h.writeStatusJSON(w, err)
+		return
+	}
+	if t.view == viewObject && t.info.MediaType == runtime.ContentTypeProtobuf && isUnstructured(obj) {
+		h.writeStatusJSON(w, newNotAcceptable("only the following media types are accepted: application/json, application/yaml"))
 		return
 	}
 	out, err := h.transform(r, obj, t.view, false)
@@ -36,7 +41,10 @@ func (h *Handler) transform(r *http.Request, obj runtime.Object, v view, noHeade
 		if err := h.decodeParams(r, &opts); err != nil {
 			return nil, err
 		}
-		table, err := h.printer.Table(obj, noHeaders || opts.NoHeaders)
+		table, custom, err := h.customTable(obj, noHeaders || opts.NoHeaders)
+		if !custom {
+			table, err = h.printer.Table(obj, noHeaders || opts.NoHeaders)
+		}
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
@@ -77,6 +85,12 @@ func (h *Handler) transform(r *http.Request, obj runtime.Object, v view, noHeade
 // partialMetadata is the object's metadata alone.
 func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
 	out := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"}}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if m, ok := u.Object["metadata"].(map[string]any); ok {
+			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(runtime.DeepCopyJSON(m), &out.ObjectMeta)
+		}
+		return out
+	}
 	if v := reflect.ValueOf(obj); v.Kind() == reflect.Ptr && !v.IsNil() {
 		if f := v.Elem().FieldByName("ObjectMeta"); f.IsValid() {
 			if om, ok := f.Interface().(metav1.ObjectMeta); ok {

@@ -37,6 +37,10 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		h.writeError(w, r, err, gr, "")
 		return
 	}
+	if err := customNotAcceptable(s, t); err != nil {
+		h.writeError(w, r, err, gr, "")
+		return
+	}
 	if t.info.StreamSerializer == nil {
 		h.writeError(w, r, newNotAcceptable("the media type does not support watch streams: "+t.mediaType), gr, "")
 		return

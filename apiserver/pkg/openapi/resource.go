@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // The verbs a Resource or Subresource may list, as discovery spells them.
@@ -44,6 +45,10 @@ type Resource struct {
 	// rather than a Status (upstream: pods, services, namespaces and a few
 	// more whose store sets ReturnDeletedObject).
 	DeleteReturnsObject bool
+	// Schema, when set, describes a custom resource: its kind has no Go
+	// type, and its definition is this schema (from the
+	// CustomResourceDefinition's version).
+	Schema *spec.Schema
 }
 
 // Subresource is a subresource of a Resource, e.g. replicasets/scale.

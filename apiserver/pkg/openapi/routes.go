@@ -139,6 +139,22 @@ type scope struct {
 	gvk        map[string]string // x-kubernetes-group-version-kind of the operations
 	namespaced string            // "Namespaced" or ""
 	subName    string            // subresource name, "" for the resource itself
+	custom     bool              // a custom resource: no strategic merge patch
+}
+
+// patchContentTypes are the patch types an operation accepts: custom
+// resources take no strategic merge patch, as upstream.
+func (s scope) patchContentTypes() []string {
+	if !s.custom {
+		return patchContentTypes
+	}
+	out := make([]string, 0, len(patchContentTypes))
+	for _, t := range patchContentTypes {
+		if t != string(types.StrategicMergePatchType) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func gvkExtension(gvk schema.GroupVersionKind) map[string]string {
@@ -182,7 +198,7 @@ func (b *routeBuilder) resource(root string, r Resource) ([]common.Route, error)
 	item := collection + "/{name}"
 	itemParams := with(base, pathParam("name", "name of the "+r.Kind))
 
-	s := scope{root: root, kind: r.Kind, gvk: gvkExtension(r.gvk())}
+	s := scope{root: root, kind: r.Kind, gvk: gvkExtension(r.gvk()), custom: r.Schema != nil}
 	if r.Namespaced {
 		s.namespaced = "Namespaced"
 	}
@@ -366,7 +382,7 @@ func (b *routeBuilder) patch(s scope, path string, params []common.Parameter, ob
 		operation: s.operation("patch", ""),
 		doc:       doc,
 		params:    with(with(params, prettyParam(), bodyParam(true)), optionParams(&metav1.PatchOptions{})...),
-		consumes:  patchContentTypes,
+		consumes:  s.patchContentTypes(),
 		produces:  b.mediaTypes,
 		metadata:  s.meta("patch"),
 		reads:     typeRef(patchType),

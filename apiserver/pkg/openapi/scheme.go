@@ -31,6 +31,8 @@ type registry struct {
 	// gvks maps a canonical Go type name ("k8s.io/api/core/v1.Pod") to the
 	// kinds registered for it, sorted by group, version, kind.
 	gvks map[string][]schema.GroupVersionKind
+	// custom maps the kinds of custom resources to their type names.
+	custom map[schema.GroupVersionKind]string
 }
 
 func newRegistry() (*registry, error) {
@@ -72,8 +74,29 @@ func canonicalName(t reflect.Type) string {
 	return t.PkgPath() + "." + t.Name()
 }
 
+// addCustom registers the kinds of custom resources (those with a Schema)
+// and their lists under their custom type names.
+func (t *registry) addCustom(resources []Resource) {
+	if t.custom == nil {
+		t.custom = map[schema.GroupVersionKind]string{}
+	}
+	for _, r := range resources {
+		if r.Schema == nil {
+			continue
+		}
+		for _, gvk := range []schema.GroupVersionKind{r.gvk(), r.listGVK()} {
+			name := customTypeName(gvk)
+			t.custom[gvk] = name
+			t.gvks[name] = []schema.GroupVersionKind{gvk}
+		}
+	}
+}
+
 // typeOf returns the canonical type name registered for gvk.
 func (t *registry) typeOf(gvk schema.GroupVersionKind) (string, error) {
+	if name, ok := t.custom[gvk]; ok {
+		return name, nil
+	}
 	rt, ok := t.scheme.AllKnownTypes()[gvk]
 	if !ok {
 		return "", fmt.Errorf("openapi: no Go type known for %s (add its package to the scheme and to generate.sh)", gvk)

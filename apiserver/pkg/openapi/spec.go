@@ -18,13 +18,13 @@ import (
 	"k8s.io/kube-openapi/pkg/schemamutation"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-
-	"skiff.dev/apiserver/pkg/openapi/generated"
 )
 
 // Spec holds the OpenAPI documents of the API server, built once by New and
 // served as precomputed bytes. It is safe for concurrent use.
 type Spec struct {
+	// swagger is the v2 document Extend adds to.
+	swagger   *spec.Swagger
 	v2        document
 	discovery document
 	// v3 maps a group-version path ("api/v1", "apis/apps/v1") to its document.
@@ -70,6 +70,18 @@ func WithMediaTypes(mediaTypes, streamMediaTypes []string) Option {
 // document per group-version, with the definitions each of them reaches, and
 // precomputes their JSON and protobuf encodings and hashes.
 func New(resources []Resource, opts ...Option) (*Spec, error) {
+	return build(nil, resources, opts)
+}
+
+// Extend returns a Spec that serves base's documents and those of more
+// (custom resources), building only what more adds: the v3 documents of its
+// group-versions, and its paths and definitions merged into base's v2
+// document. more may not share a group-version with base.
+func (s *Spec) Extend(more []Resource, opts ...Option) (*Spec, error) {
+	return build(s, more, opts)
+}
+
+func build(base *Spec, resources []Resource, opts []Option) (*Spec, error) {
 	o := options{
 		version:          "unversioned",
 		mediaTypes:       []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"},
@@ -85,6 +97,8 @@ func New(resources []Resource, opts ...Option) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.addCustom(resources)
+	getDefinitions := customDefinitions(resources)
 	rb := &routeBuilder{registry: t, mediaTypes: o.mediaTypes, streamMediaTypes: o.streamMediaTypes}
 
 	byGV := map[schema.GroupVersion][]Resource{}
@@ -96,6 +110,13 @@ func New(resources []Resource, opts ...Option) (*Spec, error) {
 		gvs = append(gvs, gv)
 	}
 	sort.Slice(gvs, func(i, j int) bool { return gvPath(gvs[i]) < gvPath(gvs[j]) })
+	if base != nil {
+		for _, gv := range gvs {
+			if _, ok := base.v3[gvPath(gv)]; ok {
+				return nil, fmt.Errorf("openapi: %s is already served", gv)
+			}
+		}
+	}
 
 	containers := make([]common.RouteContainer, 0, len(gvs))
 	for _, gv := range gvs {
@@ -109,14 +130,26 @@ func New(resources []Resource, opts ...Option) (*Spec, error) {
 	now := time.Now()
 	namer := newOperationNamer()
 	s := &Spec{v3: make(map[string]document, len(gvs))}
+	discovery := discoveryDocument{Paths: make(map[string]discoveryGroupVersion, len(gvs))}
+	if base != nil {
+		for p, doc := range base.v3 {
+			s.v3[p] = doc
+			discovery.Paths[p] = discoveryGroupVersion{ServerRelativeURL: serverRelativeURL(p, doc.etag)}
+		}
+	}
 
-	s.v2, err = buildV2(containers, v2Config(o, t, namer), now)
+	s.swagger, err = buildSwagger(containers, v2Config(o, t, namer, getDefinitions))
 	if err != nil {
 		return nil, err
 	}
-	discovery := discoveryDocument{Paths: make(map[string]discoveryGroupVersion, len(gvs))}
+	if base != nil {
+		s.swagger = mergeSwagger(base.swagger, s.swagger)
+	}
+	if s.v2, err = encodeV2(s.swagger, now); err != nil {
+		return nil, err
+	}
 	for i, gv := range gvs {
-		doc, err := buildV3(containers[i], v3Config(o, t, namer), now)
+		doc, err := buildV3(containers[i], v3Config(o, t, namer, getDefinitions), now)
 		if err != nil {
 			return nil, fmt.Errorf("openapi: %s: %w", gv, err)
 		}
@@ -173,7 +206,7 @@ func bearerToken() spec.SecuritySchemeProps {
 	}
 }
 
-func v2Config(o options, t *registry, namer *operationNamer) *common.Config {
+func v2Config(o options, t *registry, namer *operationNamer, defs common.GetOpenAPIDefinitions) *common.Config {
 	return &common.Config{
 		ProtocolList: []string{"https"},
 		Info: &spec.Info{InfoProps: spec.InfoProps{
@@ -184,7 +217,7 @@ func v2Config(o options, t *registry, namer *operationNamer) *common.Config {
 		CommonResponses: map[int]spec.Response{
 			401: {ResponseProps: spec.ResponseProps{Description: unauthorized}},
 		},
-		GetDefinitions:                 generated.GetOpenAPIDefinitions,
+		GetDefinitions:                 defs,
 		GetOperationIDAndTagsFromRoute: namer.idAndTags,
 		GetDefinitionName:              t.definitionName,
 		SecurityDefinitions: &spec.SecurityDefinitions{
@@ -194,7 +227,7 @@ func v2Config(o options, t *registry, namer *operationNamer) *common.Config {
 	}
 }
 
-func v3Config(o options, t *registry, namer *operationNamer) *common.OpenAPIV3Config {
+func v3Config(o options, t *registry, namer *operationNamer, defs common.GetOpenAPIDefinitions) *common.OpenAPIV3Config {
 	bearer := bearerToken()
 	return &common.OpenAPIV3Config{
 		Info: &spec.Info{InfoProps: spec.InfoProps{
@@ -205,7 +238,7 @@ func v3Config(o options, t *registry, namer *operationNamer) *common.OpenAPIV3Co
 		CommonResponses: map[int]*spec3.Response{
 			401: {ResponseProps: spec3.ResponseProps{Description: unauthorized}},
 		},
-		GetDefinitions:                 generated.GetOpenAPIDefinitions,
+		GetDefinitions:                 defs,
 		GetOperationIDAndTagsFromRoute: namer.idAndTags,
 		GetDefinitionName:              t.definitionName,
 		SecuritySchemes: spec3.SecuritySchemes{
@@ -219,14 +252,40 @@ func v3Config(o options, t *registry, namer *operationNamer) *common.OpenAPIV3Co
 	}
 }
 
-// buildV2 builds the Swagger 2.0 document. As upstream, defaults are pruned
-// from its definitions: v2 clients do not expect them beside $ref.
-func buildV2(containers []common.RouteContainer, cfg *common.Config, now time.Time) (document, error) {
+// buildSwagger builds the Swagger 2.0 document. As upstream, defaults are
+// pruned from its definitions: v2 clients do not expect them beside $ref.
+func buildSwagger(containers []common.RouteContainer, cfg *common.Config) (*spec.Swagger, error) {
 	sw, err := builder.BuildOpenAPISpecFromRoutes(containers, cfg)
 	if err != nil {
-		return document{}, fmt.Errorf("openapi: building v2: %w", err)
+		return nil, fmt.Errorf("openapi: building v2: %w", err)
 	}
-	sw.Definitions = pruneDefaults(sw.Definitions)
+	sw.Definitions = toSwagger2(pruneDefaults(sw.Definitions))
+	return sw, nil
+}
+
+// mergeSwagger returns base with the paths and definitions of more added.
+func mergeSwagger(base, more *spec.Swagger) *spec.Swagger {
+	out := *base
+	out.Paths = &spec.Paths{Paths: map[string]spec.PathItem{}}
+	for _, sw := range []*spec.Swagger{base, more} {
+		if sw.Paths == nil {
+			continue
+		}
+		for p, item := range sw.Paths.Paths {
+			out.Paths.Paths[p] = item
+		}
+	}
+	out.Definitions = make(spec.Definitions, len(base.Definitions)+len(more.Definitions))
+	for _, sw := range []*spec.Swagger{base, more} {
+		for name, def := range sw.Definitions {
+			out.Definitions[name] = def
+		}
+	}
+	return &out
+}
+
+// encodeV2 encodes the Swagger 2.0 document as JSON and protobuf.
+func encodeV2(sw *spec.Swagger, now time.Time) (document, error) {
 	j, err := sw.MarshalJSON()
 	if err != nil {
 		return document{}, fmt.Errorf("openapi: encoding v2: %w", err)

@@ -11,8 +11,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-
-	"skiff.dev/apiserver/pkg/openapi/generated"
 )
 
 func TestGroupVersions(t *testing.T) {
@@ -287,7 +285,7 @@ func TestDefinitionsCoverScheme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs := generated.GetOpenAPIDefinitions(func(string) spec.Ref { return spec.Ref{} })
+	defs := definitions(func(string) spec.Ref { return spec.Ref{} })
 	var missing []string
 	for gvk, rt := range reg.scheme.AllKnownTypes() {
 		if gvk.Version == runtime.APIVersionInternal {

@@ -7,8 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Subresource names.
@@ -68,6 +70,39 @@ type Resource struct {
 	// SharedStorage, when set, serves the kind from another resource's
 	// storage (events.k8s.io Events are stored as core Events).
 	SharedStorage *SharedStorage
+	// Default, when set, replaces upstream's defaulting of the kind's
+	// objects (a custom resource prunes and defaults by its schema).
+	Default func(obj runtime.Object)
+	// MarkDeleting, when set, makes the first delete request mark the object
+	// (set finalizers and conditions) instead of deleting it at once, as a
+	// CustomResourceDefinition takes customresourcecleanup.apiextensions.k8s.io.
+	MarkDeleting func(obj runtime.Object)
+	// Custom is set for a custom resource, served from a
+	// CustomResourceDefinition.
+	Custom *Custom
+}
+
+// Custom is what serving a custom resource needs beyond the generic store.
+type Custom struct {
+	// ListKind is the kind of the list, from the CRD's names.
+	ListKind string
+	// Prune drops the fields the schema does not know from obj and returns
+	// their paths ("spec.foo"), for warnings or strict field validation.
+	Prune func(obj runtime.Object) []string
+	// Table prints an object or a list with the CRD's printer columns.
+	Table func(obj runtime.Object, noHeaders bool) (*metav1.Table, error)
+	// Terminating reports that the CRD is being deleted: creates are refused.
+	Terminating func() bool
+	// Schema is the version's schema, published in OpenAPI.
+	Schema *spec.Schema
+}
+
+// ListKindName is the kind of the resource's lists.
+func (r *Resource) ListKindName() string {
+	if r.Custom != nil && r.Custom.ListKind != "" {
+		return r.Custom.ListKind
+	}
+	return r.Kind + "List"
 }
 
 // GroupVersion of the resource.

@@ -99,6 +99,16 @@ func generateName(base string) string {
 	return base + string(b)
 }
 
+// defaultObject applies the resource's defaults: upstream's for built-in
+// kinds, the resource's own (a custom resource's schema) when it has them.
+func (s *Store) defaultObject(obj runtime.Object) {
+	if s.R.Default != nil {
+		s.R.Default(obj)
+		return
+	}
+	Default(obj)
+}
+
 // Create stores a new object in namespace ns.
 func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
 	m, err := meta.Accessor(obj)
@@ -124,14 +134,14 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 	m.SetGeneration(0)
 	m.SetManagedFields(nil)
 	m.SetSelfLink("")
-	Default(obj)
+	s.defaultObject(obj)
 	attrs := s.admissionAttributes(ctx, admission.Create, "", ns, m.GetName(), obj, nil, dryRun)
 	if err := s.admit(ctx, attrs); err != nil {
 		return nil, err
 	}
 	// What mutating admission added (a webhook's sidecar) is defaulted too,
 	// as upstream decodes a webhook's patched object again.
-	Default(obj)
+	s.defaultObject(obj)
 	s.R.Strategy.PrepareForCreate(ctx, obj)
 	for attempt := 0; ; attempt++ {
 		if generated {
@@ -249,12 +259,12 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 			m.SetResourceVersion("")
 			m.SetUID(types.UID(uuid.NewString()))
 			m.SetCreationTimestamp(metav1.NewTime(s.now().Truncate(time.Second)))
-			Default(obj)
+			s.defaultObject(obj)
 			attrs := s.admissionAttributes(ctx, admission.Create, subresourceOf(s, strategy), ns, name, obj, nil, dryRun)
 			if err := s.admit(ctx, attrs); err != nil {
 				return nil, err
 			}
-			Default(obj)
+			s.defaultObject(obj)
 			strategy.PrepareForCreate(ctx, obj)
 			if errs := s.validateCreate(ctx, obj); len(errs) > 0 {
 				return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
@@ -313,12 +323,12 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 				}
 			}
 		}
-		Default(obj)
+		s.defaultObject(obj)
 		attrs := s.admissionAttributes(ctx, admission.Update, subresourceOf(s, strategy), ns, name, obj, existing, dryRun)
 		if err := s.admit(ctx, attrs); err != nil {
 			return nil, err
 		}
-		Default(obj)
+		s.defaultObject(obj)
 		strategy.PrepareForUpdate(ctx, obj, existing)
 		// Allocations are kept or made before validation, as on create.
 		if h, ok := s.Hooks.(UpdateHook); ok && !dryRun {
@@ -460,7 +470,8 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 		grace = podGracePeriod(current, opts)
 	}
 	finalizers := deletionFinalizers(cm.GetFinalizers(), opts)
-	pending := grace > 0 || len(finalizers) > 0 || (s.R.Finalizing != nil && s.R.Finalizing(current))
+	marks := s.R.MarkDeleting != nil && cm.GetDeletionTimestamp() == nil
+	pending := grace > 0 || len(finalizers) > 0 || marks || (s.R.Finalizing != nil && s.R.Finalizing(current))
 	if dryRun {
 		return current, !pending, nil
 	}
@@ -487,6 +498,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 			return nil, err
 		}
 		g := grace
+		first := m.GetDeletionTimestamp() == nil
 		if dt := m.GetDeletionTimestamp(); dt != nil {
 			// Already being deleted: a grace period can only get shorter.
 			if old := m.GetDeletionGracePeriodSeconds(); old != nil && *old <= g {
@@ -503,6 +515,9 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 		}
 		m.SetDeletionGracePeriodSeconds(&g)
 		m.SetFinalizers(deletionFinalizers(m.GetFinalizers(), opts))
+		if s.R.MarkDeleting != nil && first {
+			s.R.MarkDeleting(obj)
+		}
 		if s.R.Kind == "Namespace" {
 			setNamespaceTerminating(obj)
 		}
@@ -575,6 +590,10 @@ func (s *Store) validateAdmission(ctx context.Context, a *admission.Attributes) 
 func subresourceOf(s *Store, strategy Strategy) string {
 	if n, ok := strategy.(interface{ subresource() string }); ok {
 		return n.subresource()
+	}
+	// Strategies of other packages (custom resources) name theirs.
+	if n, ok := strategy.(interface{ Subresource() string }); ok {
+		return n.Subresource()
 	}
 	if g, ok := strategy.(genericStrategy); ok && g.split == statusEndpoint {
 		return SubStatus

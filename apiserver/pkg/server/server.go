@@ -30,6 +30,7 @@ import (
 	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/admission/validatingpolicy"
 	"skiff.dev/apiserver/pkg/api"
+	"skiff.dev/apiserver/pkg/apiextensions"
 	"skiff.dev/apiserver/pkg/audit"
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/authz"
@@ -77,6 +78,15 @@ type Server struct {
 	nsLifecycle  *admission.NamespaceLifecycle
 	webhooks     *admission.Webhooks
 	policies     *validatingpolicy.Plugin
+	// resources is the table of built-in kinds; openapi serves their
+	// documents with those of the custom resources.
+	resources []*registry.Resource
+	baseSpec  *openapi.Spec
+	openapi   *openapi.Dynamic
+	// openapiStale asks for a rebuild of the OpenAPI documents.
+	openapiStale chan struct{}
+	// crdSynced is closed once the stored CRDs' resources are served.
+	crdSynced chan struct{}
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -85,7 +95,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, codecs: api.NewCodecs(), metrics: metrics.New(), shutdown: make(chan struct{}),
-		authzSynced: make(chan struct{}), bootstrapped: make(chan struct{})}
+		authzSynced: make(chan struct{}), bootstrapped: make(chan struct{}), openapiStale: make(chan struct{}, 1), crdSynced: make(chan struct{})}
 	ok := false
 	defer func() {
 		if !ok {
@@ -140,7 +150,8 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		}
 	}
 
-	resources := registry.Resources()
+	resources := append(registry.Resources(), apiextensions.CRDResource())
+	s.resources = resources
 	var shared []*registry.Resource
 	for _, r := range resources {
 		if r.SharedStorage != nil {
@@ -244,8 +255,10 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the OpenAPI documents: %w", err)
 	}
+	s.baseSpec = spec
+	s.openapi = openapi.NewDynamic(spec)
 	s.http = &http.Server{
-		Handler:           s.buildHandler(resources, spec),
+		Handler:           s.buildHandler(resources, s.openapi),
 		ReadHeaderTimeout: 30 * time.Second,
 		// Upstream's --http2-max-streams-per-connection: informers multiplex
 		// many watches over one connection.
@@ -318,6 +331,8 @@ func (s *Server) Run(ctx context.Context) error {
 	})
 	g.Go(func() error { return s.runBootstrap(gctx) })
 	g.Go(func() error { return s.runAuthorizerFeeds(gctx) })
+	g.Go(func() error { return s.newCRDController().Run(gctx) })
+	g.Go(func() error { return s.runOpenAPIRebuilds(gctx) })
 	if s.opts.EtcdCompactionInterval > 0 {
 		g.Go(func() error { return runCompactor(gctx, s.etcd.client, s.opts.EtcdCompactionInterval) })
 	}
@@ -335,7 +350,7 @@ func runtimeProtobuf(c *api.Codecs) (serializerInfo, bool) {
 }
 
 // buildHandler puts the routes behind recovery, metrics and authentication.
-func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Spec) http.Handler {
+func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dynamic) http.Handler {
 	r := mux.NewRouter()
 	r.UseEncodedPath()
 	s.handler.Install(r)
@@ -353,6 +368,8 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Spec
 		r.HandleFunc(p, s.health(p)).Methods(http.MethodGet)
 		r.HandleFunc(p+"/{check}", s.health(p)).Methods(http.MethodGet)
 	}
+	// Last: these routes match any group and version under /apis.
+	s.handler.InstallCustom(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, apierrors.NewGenericServerResponse(http.StatusNotFound, "get", schemaGR(), "", "the server could not find the requested resource", 0, false).Status())
 	})
@@ -489,7 +506,7 @@ func (s *Server) health(base string) http.HandlerFunc {
 			checks = append(checks, "etcd")
 		}
 		if base == "/readyz" {
-			checks = append(checks, "authorization-synced", "rbac-bootstrap")
+			checks = append(checks, "authorization-synced", "rbac-bootstrap", "crd-informer-synced")
 		}
 		if only := mux.Vars(r)["check"]; only != "" {
 			found := false
@@ -540,6 +557,8 @@ func (s *Server) check(ctx context.Context, name string) error {
 		return closedOr(s.authzSynced, "the authorizers have not read their objects yet")
 	case "rbac-bootstrap":
 		return closedOr(s.bootstrapped, "the bootstrap objects are not all there yet")
+	case "crd-informer-synced":
+		return closedOr(s.crdSynced, "the custom resources of the stored CustomResourceDefinitions are not served yet")
 	case "etcd":
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()

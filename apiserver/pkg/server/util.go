@@ -22,7 +22,10 @@ func openapiResources(rs []*registry.Resource) []openapi.Resource {
 	for _, r := range rs {
 		o := openapi.Resource{
 			Group: r.Group, Version: r.Version, Kind: r.Kind, Resource: r.Resource,
-			Namespaced: r.Namespaced, Verbs: r.Verbs(), ListKind: r.Kind + "List", DeleteReturnsObject: r.ReturnDeletedObject,
+			Namespaced: r.Namespaced, Verbs: r.Verbs(), ListKind: r.ListKindName(), DeleteReturnsObject: r.ReturnDeletedObject,
+		}
+		if r.Custom != nil {
+			o.Schema = r.Custom.Schema
 		}
 		for _, sub := range r.SubresourceInfos() {
 			so := openapi.Subresource{Name: sub.Name, Group: sub.Group, Version: sub.Version, Kind: sub.Kind, Verbs: sub.Verbs}

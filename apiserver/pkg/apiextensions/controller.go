@@ -1,0 +1,463 @@
+package apiextensions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"skiff.dev/apiserver/pkg/authn"
+	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/storage"
+)
+
+// StorageFactory builds the storage of a custom resource's storage version
+// (etcd behind a watch cache); run serves the cache until its context ends.
+type StorageFactory func(r *registry.Resource) (st storage.Interface, run func(ctx context.Context) error)
+
+// Controller is the in-server controller of CustomResourceDefinitions, as
+// upstream's naming, establishing and finalizing controllers together: it
+// accepts names (condition NamesAccepted), serves the resources of a CRD
+// whose names are accepted and then marks it Established, and, once a CRD
+// is deleted, deletes its instances, removes the cleanup finalizer and
+// stops serving.
+type Controller struct {
+	// CRDs is the store of CustomResourceDefinitions.
+	CRDs *registry.Store
+	// Serve receives the stores of every custom resource served, in
+	// discovery order, after each change.
+	Serve func(stores []*registry.Store)
+	// NewStorage builds a CRD's storage.
+	NewStorage StorageFactory
+	// Admission is the chain custom resources pass, as every kind.
+	Admission registry.Admission
+	// RetryInterval paces the retries of a cleanup that waits for the
+	// finalizers of instances; a second when zero.
+	RetryInterval time.Duration
+	// Synced, when set, is closed once the CRDs stored at start are served
+	// (the server's readiness waits for it, as upstream's
+	// crd-informer-synced).
+	Synced chan struct{}
+
+	serving map[string]*served
+}
+
+// served is what serves one CRD.
+type served struct {
+	uid         types.UID
+	signature   string
+	stores      []*registry.Store
+	terminating *atomic.Bool
+	cancel      context.CancelFunc
+}
+
+// systemContext is the identity of the controller's own requests.
+func systemContext(ctx context.Context) context.Context {
+	return authn.WithUser(ctx, &authn.User{Name: "system:apiserver", Groups: []string{"system:masters"}})
+}
+
+// Run reconciles until ctx ends: after a list, and after every change of a
+// CRD seen by a watch.
+func (c *Controller) Run(ctx context.Context) error {
+	ctx = systemContext(ctx)
+	logger := klog.FromContext(ctx).WithName("crd-controller")
+	c.serving = map[string]*served{}
+	defer c.stopAll()
+	for ctx.Err() == nil {
+		if err := c.watchAndReconcile(ctx); err != nil && ctx.Err() == nil {
+			logger.Error(err, "watching CustomResourceDefinitions; retrying")
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Controller) retryInterval() time.Duration {
+	if c.RetryInterval > 0 {
+		return c.RetryInterval
+	}
+	return time.Second
+}
+
+func (c *Controller) watchAndReconcile(ctx context.Context) error {
+	rv, pending, err := c.reconcileAll(ctx)
+	if err != nil {
+		return err
+	}
+	if c.Synced != nil {
+		select {
+		case <-c.Synced:
+		default:
+			close(c.Synced)
+		}
+	}
+	w, err := c.CRDs.Watch(ctx, "", storage.ListOptions{ResourceVersion: rv})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		// A cleanup waiting for the finalizers of instances is retried.
+		var retry <-chan time.Time
+		if pending {
+			retry = time.After(c.retryInterval())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-w.ResultChan():
+			if !ok {
+				return fmt.Errorf("the watch of CustomResourceDefinitions closed")
+			}
+			drain(w.ResultChan())
+		case <-retry:
+		}
+		if _, pending, err = c.reconcileAll(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func drain[T any](ch <-chan T) {
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// reconcileAll brings every CRD's status and serving up to date; it returns
+// the revision of the list it acted on, and whether a cleanup is pending.
+func (c *Controller) reconcileAll(ctx context.Context) (string, bool, error) {
+	logger := klog.FromContext(ctx).WithName("crd-controller")
+	obj, err := c.CRDs.List(ctx, "", storage.ListOptions{})
+	if err != nil {
+		return "", false, err
+	}
+	list := obj.(*apiextensionsv1.CustomResourceDefinitionList)
+	crds := list.Items
+	sort.SliceStable(crds, func(i, j int) bool {
+		ti, tj := crds[i].CreationTimestamp, crds[j].CreationTimestamp
+		if !ti.Equal(&tj) {
+			return ti.Before(&tj)
+		}
+		return crds[i].Name < crds[j].Name
+	})
+	// Names: the status each CRD should have.
+	desired := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
+	for i := range crds {
+		desired[i] = desiredStatus(&crds[i], crds)
+	}
+	changed := false
+	present := map[string]bool{}
+	for _, crd := range desired {
+		present[crd.Name] = true
+		if !IsEstablished(crd) {
+			continue
+		}
+		ch, err := c.ensureServed(ctx, crd)
+		if err != nil {
+			logger.Error(err, "serving a CustomResourceDefinition", "crd", crd.Name)
+			continue
+		}
+		changed = changed || ch
+	}
+	for name, s := range c.serving {
+		if !present[name] {
+			s.cancel()
+			delete(c.serving, name)
+			changed = true
+		}
+	}
+	if changed {
+		c.publish()
+	}
+	pending := false
+	for i, crd := range desired {
+		if !equality.Semantic.DeepEqual(crd.Status, crds[i].Status) {
+			if err := c.writeStatus(ctx, crd); err != nil {
+				logger.Error(err, "updating the status of a CustomResourceDefinition", "crd", crd.Name)
+			}
+		}
+		if crd.DeletionTimestamp != nil && hasFinalizer(crd, CleanupFinalizer) {
+			if err := c.cleanup(ctx, crd); err != nil {
+				pending = true
+				logger.V(2).Info("cleaning up a CustomResourceDefinition", "crd", crd.Name, "err", err)
+			}
+		}
+	}
+	return list.ResourceVersion, pending, nil
+}
+
+// desiredStatus computes NamesAccepted, Established and acceptedNames of
+// crd against the names other CRDs of its group hold.
+func desiredStatus(crd *apiextensionsv1.CustomResourceDefinition, all []apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	out := crd.DeepCopy()
+	names := crd.Spec.Names
+	reason, msg := namesConflict(crd, all)
+	if reason != "" {
+		setCondition(out, apiextensionsv1.CustomResourceDefinitionCondition{
+			Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionFalse, Reason: reason, Message: msg,
+		})
+		if !IsEstablished(out) {
+			setCondition(out, apiextensionsv1.CustomResourceDefinitionCondition{
+				Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse, Reason: "NotAccepted", Message: "not all names are accepted",
+			})
+		}
+		return out
+	}
+	out.Status.AcceptedNames = names
+	setCondition(out, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Reason: "NoConflicts", Message: "no conflicts found",
+	})
+	if !IsEstablished(out) {
+		setCondition(out, apiextensionsv1.CustomResourceDefinitionCondition{
+			Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted",
+		})
+	}
+	return out
+}
+
+// namesConflict reports the first of crd's names that another CRD of the
+// same group has accepted, with upstream's reasons.
+func namesConflict(crd *apiextensionsv1.CustomResourceDefinition, all []apiextensionsv1.CustomResourceDefinition) (string, string) {
+	n := crd.Spec.Names
+	for i := range all {
+		other := &all[i]
+		if other.Name == crd.Name || other.Spec.Group != crd.Spec.Group {
+			continue
+		}
+		a := other.Status.AcceptedNames
+		used := map[string]bool{a.Plural: true, a.Singular: true}
+		for _, s := range a.ShortNames {
+			used[s] = true
+		}
+		switch {
+		case used[n.Plural]:
+			return "PluralConflict", fmt.Sprintf("%q is already in use", n.Plural)
+		case n.Singular != "" && used[n.Singular]:
+			return "SingularConflict", fmt.Sprintf("%q is already in use", n.Singular)
+		case n.Kind == a.Kind || n.Kind == a.ListKind:
+			return "KindConflict", fmt.Sprintf("%q is already in use", n.Kind)
+		case n.ListKind == a.Kind || n.ListKind == a.ListKind:
+			return "ListKindConflict", fmt.Sprintf("%q is already in use", n.ListKind)
+		}
+		for _, s := range n.ShortNames {
+			if used[s] {
+				return "ShortNamesConflict", fmt.Sprintf("%q is already in use", s)
+			}
+		}
+	}
+	return "", ""
+}
+
+// signature identifies what serving a CRD depends on: a change rebuilds it.
+func signature(crd *apiextensionsv1.CustomResourceDefinition) string {
+	b, _ := json.Marshal(struct {
+		UID   types.UID
+		Spec  apiextensionsv1.CustomResourceDefinitionSpec
+		Names apiextensionsv1.CustomResourceDefinitionNames
+	}{crd.UID, crd.Spec, crd.Status.AcceptedNames})
+	return string(b)
+}
+
+// ensureServed builds (or rebuilds after a change) the stores of crd's
+// served versions; it reports whether anything changed.
+func (c *Controller) ensureServed(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (bool, error) {
+	sig := signature(crd)
+	cur := c.serving[crd.Name]
+	if cur != nil && cur.signature == sig {
+		cur.terminating.Store(crd.DeletionTimestamp != nil)
+		return false, nil
+	}
+	next, err := c.build(ctx, crd, sig)
+	if err != nil {
+		return false, err
+	}
+	if cur != nil {
+		cur.cancel()
+	}
+	c.serving[crd.Name] = next
+	return true, nil
+}
+
+func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, sig string) (*served, error) {
+	terminating := &atomic.Bool{}
+	terminating.Store(crd.DeletionTimestamp != nil)
+	sv := storageVersion(crd)
+	var storageRow *registry.Resource
+	type version struct {
+		r   *registry.Resource
+		sch *Schema
+	}
+	var views []version
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		if !v.Served && v.Name != sv {
+			continue
+		}
+		r, sch, err := customResource(crd, v, terminating.Load)
+		if err != nil {
+			return nil, err
+		}
+		if v.Name == sv {
+			storageRow = r
+		}
+		if v.Served {
+			views = append(views, version{r, sch})
+		}
+	}
+	if storageRow == nil {
+		return nil, fmt.Errorf("no storage version")
+	}
+	order := map[string]int{}
+	for i, v := range servedVersions(crd) {
+		order[v.Name] = i
+	}
+	sort.SliceStable(views, func(i, j int) bool { return order[views[i].r.Version] < order[views[j].r.Version] })
+	inner, run := c.NewStorage(storageRow)
+	storageGV := storageRow.GroupVersion()
+	s := &served{uid: crd.UID, signature: sig, terminating: terminating}
+	for _, v := range views {
+		view := registry.NewSharedStorage(inner, versionView(v.r.GroupVersion(), storageGV, v.r.ListKindName(), v.sch))
+		s.stores = append(s.stores, &registry.Store{R: v.r, Storage: view, Admission: c.Admission})
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	go func() {
+		if err := run(runCtx); err != nil && runCtx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "the watch cache of a custom resource stopped", "crd", crd.Name)
+		}
+	}()
+	return s, nil
+}
+
+// publish hands the stores of every served CRD over, grouped by API group.
+func (c *Controller) publish() {
+	names := make([]string, 0, len(c.serving))
+	for n := range c.serving {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		gi, gj := c.serving[names[i]].stores, c.serving[names[j]].stores
+		if len(gi) > 0 && len(gj) > 0 && gi[0].R.Group != gj[0].R.Group {
+			return gi[0].R.Group < gj[0].R.Group
+		}
+		return names[i] < names[j]
+	})
+	var stores []*registry.Store
+	for _, n := range names {
+		stores = append(stores, c.serving[n].stores...)
+	}
+	if c.Serve != nil {
+		c.Serve(stores)
+	}
+}
+
+func (c *Controller) stopAll() {
+	for name, s := range c.serving {
+		s.cancel()
+		delete(c.serving, name)
+	}
+	c.publish()
+}
+
+// writeStatus writes the computed conditions and accepted names.
+func (c *Controller) writeStatus(ctx context.Context, want *apiextensionsv1.CustomResourceDefinition) error {
+	_, _, err := c.CRDs.Update(ctx, "", want.Name, func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {
+		cur, ok := current.(*apiextensionsv1.CustomResourceDefinition)
+		if !exists || !ok || cur.UID != want.UID {
+			return nil, fmt.Errorf("%w: CustomResourceDefinition %s", storage.ErrNotFound, want.Name)
+		}
+		out := cur.DeepCopy()
+		out.Status.AcceptedNames = want.Status.AcceptedNames
+		for _, cond := range want.Status.Conditions {
+			setCondition(out, cond)
+		}
+		return out, nil
+	}, c.CRDs.R.StatusStrategy, false)
+	return err
+}
+
+// cleanup deletes the instances of a CRD being deleted; once none is left
+// it removes the cleanup finalizer, which lets the CRD go.
+func (c *Controller) cleanup(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	if s := c.serving[crd.Name]; s != nil && len(s.stores) > 0 {
+		remaining, err := deleteInstances(ctx, s.stores[0])
+		if err != nil {
+			return err
+		}
+		if remaining > 0 {
+			return fmt.Errorf("%d instances still being deleted", remaining)
+		}
+	}
+	_, _, err := c.CRDs.Update(ctx, "", crd.Name, func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {
+		cur, ok := current.(*apiextensionsv1.CustomResourceDefinition)
+		if !exists || !ok || cur.UID != crd.UID {
+			return nil, fmt.Errorf("%w: CustomResourceDefinition %s", storage.ErrNotFound, crd.Name)
+		}
+		out := cur.DeepCopy()
+		var keep []string
+		for _, f := range out.Finalizers {
+			if f != CleanupFinalizer {
+				keep = append(keep, f)
+			}
+		}
+		out.Finalizers = keep
+		setCondition(out, apiextensionsv1.CustomResourceDefinitionCondition{
+			Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionFalse,
+			Reason: "InstanceDeletionCompleted", Message: "removed all instances",
+		})
+		return out, nil
+	}, c.CRDs.R.Strategy, false)
+	return err
+}
+
+// deleteInstances deletes every instance and returns how many are left
+// (waiting for their own finalizers).
+func deleteInstances(ctx context.Context, s *registry.Store) (int, error) {
+	obj, err := s.List(ctx, "", storage.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	items, err := meta.ExtractList(obj)
+	if err != nil {
+		return 0, err
+	}
+	remaining := 0
+	for _, item := range items {
+		m, err := meta.Accessor(item)
+		if err != nil {
+			return 0, err
+		}
+		if m.GetDeletionTimestamp() != nil {
+			remaining++
+			continue
+		}
+		if _, deleted, err := s.Delete(ctx, m.GetNamespace(), m.GetName(), nil, false); err != nil {
+			if !registry.IsNotFound(err) {
+				return 0, err
+			}
+		} else if !deleted {
+			remaining++
+		}
+	}
+	return remaining, nil
+}

@@ -1,0 +1,227 @@
+package apiextensions
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+)
+
+// testSchema: spec with a defaulted integer, an enum, a preserved subtree,
+// a list of objects and a map of strings.
+const testSchema = `{
+  "type": "object",
+  "properties": {
+    "spec": {
+      "type": "object",
+      "required": ["color"],
+      "properties": {
+        "replicas": {"type": "integer", "minimum": 0, "default": 1},
+        "color": {"type": "string", "enum": ["red", "blue"]},
+        "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        "ports": {"type": "array", "items": {"type": "object", "properties": {"port": {"type": "integer", "default": 80}}}},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}}
+      }
+    }
+  }
+}`
+
+func mustSchema(t *testing.T, raw string) *Schema {
+	t.Helper()
+	var props apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal([]byte(raw), &props); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSchema(&props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func object(t *testing.T, raw string) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	if err := utiljson.Unmarshal([]byte(raw), &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func TestPrune(t *testing.T) {
+	s := mustSchema(t, testSchema)
+	tests := []struct {
+		name, in, want string
+		pruned         []string
+	}{
+		{
+			name:   "unknown fields at every level",
+			in:     `{"apiVersion":"a/v1","kind":"K","metadata":{"name":"x"},"top":1,"spec":{"color":"red","bogus":true,"ports":[{"port":1,"x":2}]}}`,
+			want:   `{"apiVersion":"a/v1","kind":"K","metadata":{"name":"x"},"spec":{"color":"red","ports":[{"port":1}]}}`,
+			pruned: []string{"spec.bogus", "spec.ports[0].x", "top"},
+		},
+		{
+			name: "preserved subtree and additionalProperties kept",
+			in:   `{"spec":{"color":"red","extra":{"a":{"b":1}},"labels":{"k":"v"}}}`,
+			want: `{"spec":{"color":"red","extra":{"a":{"b":1}},"labels":{"k":"v"}}}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := object(t, tt.in)
+			pruned := s.Prune(obj)
+			if !reflect.DeepEqual(obj, object(t, tt.want)) {
+				t.Errorf("pruned object = %v, want %s", obj, tt.want)
+			}
+			if !slices.Equal(pruned, tt.pruned) {
+				t.Errorf("pruned paths = %v, want %v", pruned, tt.pruned)
+			}
+		})
+	}
+}
+
+func TestDefault(t *testing.T) {
+	s := mustSchema(t, testSchema)
+	tests := []struct{ name, in, want string }{
+		{"missing field", `{"spec":{"color":"red"}}`, `{"spec":{"color":"red","replicas":1}}`},
+		{"null field", `{"spec":{"color":"red","replicas":null}}`, `{"spec":{"color":"red","replicas":1}}`},
+		{"set field kept", `{"spec":{"color":"red","replicas":3}}`, `{"spec":{"color":"red","replicas":3}}`},
+		{"in list items", `{"spec":{"color":"red","replicas":2,"ports":[{},{"port":8}]}}`, `{"spec":{"color":"red","replicas":2,"ports":[{"port":80},{"port":8}]}}`},
+		{"no spec, nothing to default", `{}`, `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := object(t, tt.in)
+			s.Default(obj)
+			if !reflect.DeepEqual(obj, object(t, tt.want)) {
+				t.Errorf("defaulted = %v, want %s", obj, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	s := mustSchema(t, testSchema)
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"valid", `{"spec":{"color":"red","replicas":2}}`, nil},
+		{"every violation named", `{"spec":{"color":"green","replicas":-1,"labels":{"k":1}}}`, []string{
+			`spec.color: Unsupported value: "green": supported values: "red", "blue"`,
+			"spec.labels.k: Invalid value: \"integer\": spec.labels.k in body must be of type string: \"integer\"",
+			"spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0",
+		}},
+		{"required", `{"spec":{}}`, []string{"spec.color: Required value"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range s.Validate(object(t, tt.in)) {
+				got = append(got, e.Error())
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateListTypesAndIntOrString(t *testing.T) {
+	s := mustSchema(t, `{
+  "type": "object",
+  "properties": {
+    "spec": {
+      "type": "object",
+      "properties": {
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port"],
+                  "items": {"type": "object", "properties": {"port": {"type": "integer"}, "name": {"type": "string"}}}},
+        "target": {"x-kubernetes-int-or-string": true}
+      }
+    }
+  }
+}`)
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"valid", `{"spec":{"tags":["a","b"],"ports":[{"port":1},{"port":2}],"target":8080}}`, nil},
+		{"int-or-string takes a string", `{"spec":{"target":"http"}}`, nil},
+		{"int-or-string refuses a bool", `{"spec":{"target":true}}`, []string{"spec.target: Invalid value: \"boolean\": spec.target in body must be of type integer,string: \"boolean\""}},
+		{"duplicates", `{"spec":{"tags":["a","a"],"ports":[{"port":1,"name":"x"},{"port":1,"name":"y"}]}}`, []string{
+			`spec.ports[1]: Duplicate value: map[string]interface {}{"port":1}`,
+			`spec.tags[1]: Duplicate value: "a"`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range s.Validate(object(t, tt.in)) {
+				got = append(got, e.Error())
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidationRules(t *testing.T) {
+	s := mustSchema(t, `{
+  "type": "object",
+  "properties": {
+    "spec": {
+      "type": "object",
+      "x-kubernetes-validations": [
+        {"rule": "self.replicas <= self.maxReplicas", "message": "replicas must not exceed maxReplicas"},
+        {"rule": "!has(self.name) || self.name.startsWith('w-')", "fieldPath": ".name"},
+        {"rule": "isURL(self.name)"}
+      ],
+      "properties": {
+        "replicas": {"type": "integer"},
+        "maxReplicas": {"type": "integer"},
+        "name": {"type": "string"},
+        "ports": {"type": "array", "items": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 0 && self < 65536"}]}}
+      }
+    }
+  }
+}`)
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"valid", `{"spec":{"replicas":1,"maxReplicas":2,"name":"w-1","ports":[80]}}`, nil},
+		{"message", `{"spec":{"replicas":3,"maxReplicas":2}}`, []string{`spec: Invalid value: "object": replicas must not exceed maxReplicas`}},
+		{"fieldPath and default message", `{"spec":{"replicas":1,"maxReplicas":1,"name":"x"}}`, []string{`spec.name: Invalid value: "object": failed rule: !has(self.name) || self.name.startsWith('w-')`}},
+		{"items", `{"spec":{"replicas":1,"maxReplicas":1,"ports":[80,0]}}`, []string{`spec.ports[1]: Invalid value: "integer": failed rule: self > 0 && self < 65536`}},
+		{"missing field is an evaluation error", `{"spec":{"replicas":1}}`, []string{`spec: Invalid value: "object": rule evaluation error: no such key: maxReplicas`}},
+		{"rules wait for a well-typed object", `{"spec":{"replicas":"x","maxReplicas":1}}`, []string{
+			"<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+			"spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\"",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range s.Validate(object(t, tt.in)) {
+				got = append(got, e.Error())
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
+	}
+	var props apiextensionsv1.JSONSchemaProps
+	_ = json.Unmarshal([]byte(`{"type":"object","x-kubernetes-validations":[{"rule":"self.a &&"}]}`), &props)
+	if _, errs := compileSchemaRules(&props, nil); len(errs) != 1 || !strings.Contains(errs[0].Error(), "x-kubernetes-validations[0].rule: Invalid value: \"self.a &&\": compilation failed") {
+		t.Errorf("a rule that does not parse: %v", errs)
+	}
+}

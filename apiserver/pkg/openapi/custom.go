@@ -1,0 +1,168 @@
+package openapi
+
+import (
+	"net/http"
+	"sync/atomic"
+
+	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/schemamutation"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"skiff.dev/apiserver/pkg/openapi/generated"
+)
+
+// Canonical names of the meta types a custom resource's definitions refer to.
+const (
+	objectMetaType = "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"
+	listMetaType   = "k8s.io/apimachinery/pkg/apis/meta/v1.ListMeta"
+)
+
+// definitions are the generated definitions of the built-in types, with
+// those of apiextensions.k8s.io (CustomResourceDefinition) from upstream's
+// generated package.
+func definitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+	out := generated.GetOpenAPIDefinitions(ref)
+	for name, def := range apiextensionsopenapi.GetOpenAPIDefinitions(ref) {
+		if _, ok := out[name]; !ok {
+			out[name] = def
+		}
+	}
+	return out
+}
+
+// customTypeName is the canonical name given to a custom resource's kind:
+// "<group>/<version>.<Kind>", which the REST-friendly naming turns into
+// upstream's definition name ("com.example.stable.v1.CronTab").
+func customTypeName(gvk schema.GroupVersionKind) string {
+	return gvk.Group + "/" + gvk.Version + "." + gvk.Kind
+}
+
+// customDefinitions builds the definitions of the custom resources in
+// resources (those with a Schema): the object and its list.
+func customDefinitions(resources []Resource) func(common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+	return func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+		out := definitions(ref)
+		for _, r := range resources {
+			if r.Schema == nil {
+				continue
+			}
+			obj := customObjectSchema(r, ref)
+			out[customTypeName(r.gvk())] = common.OpenAPIDefinition{Schema: obj, Dependencies: []string{objectMetaType}}
+			out[customTypeName(r.listGVK())] = common.OpenAPIDefinition{
+				Schema:       customListSchema(r, ref),
+				Dependencies: []string{listMetaType, customTypeName(r.gvk())},
+			}
+		}
+		return out
+	}
+}
+
+func stringProperty(description string) spec.Schema {
+	s := *spec.StringProperty()
+	s.Description = description
+	return s
+}
+
+const (
+	apiVersionDescription = "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"
+	kindDescription       = "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+)
+
+// customObjectSchema is the CRD's schema with apiVersion, kind and metadata
+// described as upstream publishes them.
+func customObjectSchema(r Resource, ref common.ReferenceCallback) spec.Schema {
+	s := *r.Schema
+	props := make(map[string]spec.Schema, len(s.Properties)+3)
+	for k, v := range s.Properties {
+		props[k] = v
+	}
+	props["apiVersion"] = stringProperty(apiVersionDescription)
+	props["kind"] = stringProperty(kindDescription)
+	props["metadata"] = spec.Schema{SchemaProps: spec.SchemaProps{
+		Description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+		Ref:         ref(objectMetaType),
+	}}
+	s.Properties = props
+	if len(s.Type) == 0 {
+		s.Type = spec.StringOrArray{"object"}
+	}
+	return s
+}
+
+func customListSchema(r Resource, ref common.ReferenceCallback) spec.Schema {
+	return spec.Schema{SchemaProps: spec.SchemaProps{
+		Description: r.listGVK().Kind + " is a list of " + r.Kind,
+		Type:        spec.StringOrArray{"object"},
+		Required:    []string{"items"},
+		Properties: map[string]spec.Schema{
+			"apiVersion": stringProperty(apiVersionDescription),
+			"kind":       stringProperty(kindDescription),
+			"metadata": {SchemaProps: spec.SchemaProps{
+				Description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+				Ref:         ref(listMetaType),
+			}},
+			"items": {SchemaProps: spec.SchemaProps{
+				Description: "List of " + r.Resource,
+				Type:        spec.StringOrArray{"array"},
+				Items:       &spec.SchemaOrArray{Schema: &spec.Schema{SchemaProps: spec.SchemaProps{Ref: ref(customTypeName(r.gvk()))}}},
+			}},
+		},
+	}}
+}
+
+// toSwagger2 drops from a definition what Swagger 2.0 cannot express
+// (nullable, anyOf, oneOf, not), as upstream publishes custom resources
+// in its v2 document.
+func toSwagger2(defs spec.Definitions) spec.Definitions {
+	w := &schemamutation.Walker{
+		SchemaCallback: func(s *spec.Schema) *spec.Schema {
+			if !s.Nullable && s.AnyOf == nil && s.OneOf == nil && s.Not == nil {
+				return s
+			}
+			c := *s
+			c.Nullable = false
+			c.AnyOf, c.OneOf, c.Not = nil, nil, nil
+			return &c
+		},
+		RefCallback: schemamutation.RefCallbackNoop,
+	}
+	out := make(spec.Definitions, len(defs))
+	for name, def := range defs {
+		out[name] = *w.WalkSchema(&def)
+	}
+	return out
+}
+
+// Dynamic serves the current Spec; the API server replaces it when the
+// set of custom resources changes. It is safe for concurrent use.
+type Dynamic struct {
+	cur atomic.Pointer[Spec]
+}
+
+// NewDynamic serves s until Set replaces it.
+func NewDynamic(s *Spec) *Dynamic {
+	d := &Dynamic{}
+	d.cur.Store(s)
+	return d
+}
+
+// Set replaces the served Spec.
+func (d *Dynamic) Set(s *Spec) { d.cur.Store(s) }
+
+// Current returns the served Spec.
+func (d *Dynamic) Current() *Spec { return d.cur.Load() }
+
+// ServeV2 serves /openapi/v2 from the current Spec.
+func (d *Dynamic) ServeV2(w http.ResponseWriter, r *http.Request) { d.cur.Load().ServeV2(w, r) }
+
+// ServeV3Discovery serves /openapi/v3 from the current Spec.
+func (d *Dynamic) ServeV3Discovery(w http.ResponseWriter, r *http.Request) {
+	d.cur.Load().ServeV3Discovery(w, r)
+}
+
+// ServeV3GroupVersion serves /openapi/v3/<gvPath> from the current Spec.
+func (d *Dynamic) ServeV3GroupVersion(w http.ResponseWriter, r *http.Request, gvPath string) {
+	d.cur.Load().ServeV3GroupVersion(w, r, gvPath)
+}
