@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
@@ -136,33 +137,62 @@ func toSwagger2(defs spec.Definitions) spec.Definitions {
 }
 
 // Dynamic serves the current Spec; the API server replaces it when the
-// set of custom resources changes. It is safe for concurrent use.
+// set of custom resources changes. The base Spec (the built-in kinds) is
+// built on first use, not when the server starts: most clients never ask
+// for OpenAPI, and building it costs a noticeable share of a start-up.
+// It is safe for concurrent use.
 type Dynamic struct {
 	cur atomic.Pointer[Spec]
+
+	buildBase func() (*Spec, error)
+	once      sync.Once
+	base      *Spec
+	baseErr   error
 }
 
-// NewDynamic serves s until Set replaces it.
-func NewDynamic(s *Spec) *Dynamic {
-	d := &Dynamic{}
-	d.cur.Store(s)
-	return d
+// NewDynamic serves the Spec that build returns, built once on first use,
+// until Set replaces it.
+func NewDynamic(build func() (*Spec, error)) *Dynamic {
+	return &Dynamic{buildBase: build}
 }
 
-// Set replaces the served Spec.
+// Base returns the base Spec, building it the first time.
+func (d *Dynamic) Base() (*Spec, error) {
+	d.once.Do(func() { d.base, d.baseErr = d.buildBase() })
+	return d.base, d.baseErr
+}
+
+// Set replaces the served Spec; nil serves the base Spec again.
 func (d *Dynamic) Set(s *Spec) { d.cur.Store(s) }
 
 // Current returns the served Spec.
-func (d *Dynamic) Current() *Spec { return d.cur.Load() }
+func (d *Dynamic) Current() (*Spec, error) {
+	if s := d.cur.Load(); s != nil {
+		return s, nil
+	}
+	return d.Base()
+}
+
+func (d *Dynamic) serve(w http.ResponseWriter, f func(*Spec)) {
+	s, err := d.Current()
+	if err != nil {
+		http.Error(w, "building the OpenAPI documents: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	f(s)
+}
 
 // ServeV2 serves /openapi/v2 from the current Spec.
-func (d *Dynamic) ServeV2(w http.ResponseWriter, r *http.Request) { d.cur.Load().ServeV2(w, r) }
+func (d *Dynamic) ServeV2(w http.ResponseWriter, r *http.Request) {
+	d.serve(w, func(s *Spec) { s.ServeV2(w, r) })
+}
 
 // ServeV3Discovery serves /openapi/v3 from the current Spec.
 func (d *Dynamic) ServeV3Discovery(w http.ResponseWriter, r *http.Request) {
-	d.cur.Load().ServeV3Discovery(w, r)
+	d.serve(w, func(s *Spec) { s.ServeV3Discovery(w, r) })
 }
 
 // ServeV3GroupVersion serves /openapi/v3/<gvPath> from the current Spec.
 func (d *Dynamic) ServeV3GroupVersion(w http.ResponseWriter, r *http.Request, gvPath string) {
-	d.cur.Load().ServeV3GroupVersion(w, r, gvPath)
+	d.serve(w, func(s *Spec) { s.ServeV3GroupVersion(w, r, gvPath) })
 }

@@ -2,7 +2,11 @@ package openapi
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -68,5 +72,37 @@ func TestExtendWithCustomResource(t *testing.T) {
 
 	if _, err := base.Extend([]Resource{{Group: "apps", Version: "v1", Kind: "Thing", Resource: "things", Verbs: []string{"get"}, Schema: &spec.Schema{}}}); err == nil {
 		t.Error("Extend accepted a group-version the base serves")
+	}
+}
+
+func TestDynamicBuildsBaseOnceOnFirstUse(t *testing.T) {
+	builds := 0
+	base := &Spec{}
+	d := NewDynamic(func() (*Spec, error) { builds++; return base, nil })
+	if builds != 0 {
+		t.Fatal("the base Spec was built before anyone asked for it")
+	}
+	for range 3 {
+		if s, err := d.Current(); err != nil || s != base {
+			t.Fatalf("Current() = %p, %v; want the base Spec", s, err)
+		}
+	}
+	if builds != 1 {
+		t.Errorf("the base Spec was built %d times, want once", builds)
+	}
+	other := &Spec{}
+	d.Set(other)
+	if s, _ := d.Current(); s != other {
+		t.Error("Set did not replace the served Spec")
+	}
+	d.Set(nil)
+	if s, _ := d.Current(); s != base || builds != 1 {
+		t.Errorf("after Set(nil): served %p (base %p), %d builds", s, base, builds)
+	}
+	failing := NewDynamic(func() (*Spec, error) { return nil, errors.New("broken") })
+	rec := httptest.NewRecorder()
+	failing.ServeV2(rec, httptest.NewRequest(http.MethodGet, "/openapi/v2", nil))
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "broken") {
+		t.Errorf("a failed build served %d %q", rec.Code, rec.Body.String())
 	}
 }

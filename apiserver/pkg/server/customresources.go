@@ -70,10 +70,15 @@ func (s *Server) runOpenAPIRebuilds(ctx context.Context) error {
 		}
 		custom := s.handler.CustomResources()
 		if len(custom) == 0 {
-			s.openapi.Set(s.baseSpec)
+			s.openapi.Set(nil)
 			continue
 		}
-		spec, err := s.baseSpec.Extend(openapiResources(custom))
+		base, err := s.openapi.Base()
+		if err != nil {
+			logger.Error(err, "building the OpenAPI documents of the built-in kinds")
+			continue
+		}
+		spec, err := base.Extend(openapiResources(custom))
 		if err != nil {
 			// A custom resource in a built-in group-version: build it all.
 			resources := append(append([]*registry.Resource{}, s.resources...), custom...)

@@ -81,7 +81,6 @@ type Server struct {
 	// resources is the table of built-in kinds; openapi serves their
 	// documents with those of the custom resources.
 	resources []*registry.Resource
-	baseSpec  *openapi.Spec
 	openapi   *openapi.Dynamic
 	// openapiStale asks for a rebuild of the OpenAPI documents.
 	openapiStale chan struct{}
@@ -251,12 +250,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if ip := net.ParseIP(s.advertise); ip.IsLoopback() || ip.IsUnspecified() {
 		return nil, fmt.Errorf("--advertise-address %s: the kubernetes Service's endpoints may not be a loopback or unspecified address", s.advertise)
 	}
-	spec, err := openapi.New(openapiResources(resources))
-	if err != nil {
-		return nil, fmt.Errorf("building the OpenAPI documents: %w", err)
-	}
-	s.baseSpec = spec
-	s.openapi = openapi.NewDynamic(spec)
+	s.openapi = openapi.NewDynamic(func() (*openapi.Spec, error) { return openapi.New(openapiResources(resources)) })
 	s.http = &http.Server{
 		Handler:           s.buildHandler(resources, s.openapi),
 		ReadHeaderTimeout: 30 * time.Second,
