@@ -64,8 +64,9 @@ done
 rm -rf "$SKIFF_HOME/kubelet/cni/networks" "$SKIFF_HOME/kubelet/cni/cache"
 ip link delete skiff0 2>/dev/null && echo "skiff down: removed bridge skiff0"
 ip route delete blackhole 10.244.0.0/16 2>/dev/null && echo "skiff down: removed the cluster CIDR blackhole route"
-# Mounts left by a killed containerd (rootfs of its tasks).
-grep -o " $SKIFF_HOME/containerd/[^ ]*\| /run/skiff-containerd/[^ ]*" /proc/mounts | sort -r | while read -r m; do
+# Mounts left by a killed containerd (rootfs of its tasks) and the pods' volumes
+# (the kubelet leaves them for its next start to adopt).
+grep -o " $SKIFF_HOME/containerd/[^ ]*\| $SKIFF_HOME/kubelet/[^ ]*\| /run/skiff-containerd/[^ ]*" /proc/mounts | sort -r | while read -r m; do
 	umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
 done
 exit 0
