@@ -202,6 +202,21 @@ func (s *Store) Get(ctx context.Context, ns, name string) (runtime.Object, error
 	return s.Storage.Get(ctx, s.Key(ns, name))
 }
 
+// GetCached reads an object from the watch cache as it is, and from etcd
+// when the cache does not have it, as upstream's admission plugins read
+// their listers and fall back to a live lookup.
+func (s *Store) GetCached(ctx context.Context, ns, name string) (runtime.Object, error) {
+	key := s.Key(ns, name)
+	if c, ok := s.Storage.(interface {
+		GetCached(key string) (runtime.Object, bool)
+	}); ok {
+		if obj, found := c.GetCached(key); found {
+			return obj, nil
+		}
+	}
+	return s.Storage.Get(ctx, key)
+}
+
 // List reads a collection.
 func (s *Store) List(ctx context.Context, ns string, opts storage.ListOptions) (runtime.Object, error) {
 	list := s.R.NewList()

@@ -72,13 +72,15 @@ func (o objects) storeOf(group, resource string) (*registry.Store, error) {
 	return st, nil
 }
 
-// Get reads one object; a missing one is a NotFound API error.
+// Get reads one object from the watch cache as it is (etcd when the cache
+// lacks it), as upstream's admission plugins read their listers with a
+// live lookup on a miss; a missing one is a NotFound API error.
 func (o objects) Get(ctx context.Context, group, resource, namespace, name string) (runtime.Object, error) {
 	st, err := o.storeOf(group, resource)
 	if err != nil {
 		return nil, err
 	}
-	obj, err := st.Get(ctx, namespace, name)
+	obj, err := st.GetCached(ctx, namespace, name)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: resource}, name)
 	}

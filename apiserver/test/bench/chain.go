@@ -34,7 +34,10 @@ func (b *bench) chainPhase(ctx context.Context) error {
 		name, label string
 		customize   func(*server.Options)
 	}{
-		{"Node,RBAC + admission", "on", func(*server.Options) {}},
+		// Every plugin, ServiceAccount too (test servers turn it off): the
+		// namespace's default ServiceAccount is made below, as the
+		// controller manager would.
+		{"Node,RBAC + admission", "on", func(so *server.Options) { so.DisableAdmissionPlugins = nil }},
 		{"AlwaysAllow, no admission", "off", func(so *server.Options) {
 			so.AuthorizationModes = []string{"AlwaysAllow"}
 			so.DisableAdmissionPlugins = server.AdmissionPlugins
@@ -106,6 +109,9 @@ func (b *bench) chainRun(ctx context.Context, label string, customize func(*serv
 	defer ts.TearDown()
 	const ns = "bench-chain"
 	if _, err := ts.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return 0, 0, err
+	}
+	if _, err := ts.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return 0, 0, err
 	}
 	if _, err := ts.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-writer"},

@@ -342,6 +342,23 @@ func (c *Cacher) Get(ctx context.Context, key string) (runtime.Object, error) {
 	return c.store.Get(ctx, key)
 }
 
+// GetCached returns a copy of the object at key as the cache holds it now,
+// without asking etcd; false when the cache is not ready or has no such
+// object (admission plugins read it as upstream's read their listers, and
+// fall back to etcd).
+func (c *Cacher) GetCached(key string) (runtime.Object, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.ready {
+		return nil, false
+	}
+	e, ok := c.items[key]
+	if !ok {
+		return nil, false
+	}
+	return e.obj.DeepCopyObject(), true
+}
+
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, ignoreNotFound bool, f storage.UpdateFunc) (runtime.Object, error) {
 	return c.store.GuaranteedUpdate(ctx, key, p, ignoreNotFound, f)
 }
