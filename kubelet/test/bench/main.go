@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -195,26 +196,27 @@ func startKubelet(m *harness.Main, dir string, ts *testserver.TestServer, ctd *h
 }
 
 func makeReady(client kubernetes.Interface) error {
-	ctx := context.Background()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		patch := `{"spec":{"podCIDR":"10.244.77.0/24","podCIDRs":["10.244.77.0/24"]}}`
-		_, err := client.CoreV1().Nodes().Patch(ctx, nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		if err == nil {
-			n, err := client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
-			if err == nil {
-				for _, c := range n.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						return nil
-					}
-				}
+	patch := `{"spec":{"podCIDR":"10.244.77.0/24","podCIDRs":["10.244.77.0/24"]}}`
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if _, last = client.CoreV1().Nodes().Patch(ctx, nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); last != nil {
+			return false, nil
+		}
+		n, err := client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+		if last = err; err != nil {
+			return false, nil
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return true, nil
 			}
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the node is not Ready after 60 s (last error: %v)", err)
-		}
-		time.Sleep(200 * time.Millisecond) // polling the node with a deadline
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the node is not Ready after 60 s (last error: %v)", last)
 	}
+	return nil
 }
 
 func benchPod(name string) *corev1.Pod {
@@ -317,17 +319,16 @@ func deleteAll(client kubernetes.Interface) error {
 		metav1.ListOptions{LabelSelector: "bench=1"}); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "bench=1"})
-		if err == nil && len(list.Items) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pods still there after 3 minutes: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond) // polling with a deadline
+		last = err
+		return err == nil && len(list.Items) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("pods still there after 3 minutes: %v", last)
 	}
+	return nil
 }
 
 // ctrFloor times "ctr run --rm <image> <id> /bin/true" on the kubelet's
