@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,47 +19,16 @@ import (
 
 	"skiff.dev/apiserver/pkg/testserver"
 	cmapp "skiff.dev/controller-manager/app"
+	"skiff.dev/controller-manager/test/integration/cmtest"
 	"skiff.dev/ctl/pkg/certs"
 )
 
 const timeout = 60 * time.Second
 
-// startCM starts one controller-manager replica with its own certificate
-// (system:kube-controller-manager) and a short lease; stop cancels it and
-// waits for it to exit.
+// startCM starts one controller-manager replica (cmtest.Start).
 func startCM(t *testing.T, ts *testserver.TestServer, edit func(*cmapp.Options)) (*cmapp.Config, func()) {
 	t.Helper()
-	o := cmapp.NewOptions()
-	o.Client.Kubeconfig = filepath.Join(ts.Dir, "controller-manager.kubeconfig")
-	o.Serving.BindAddress, o.Serving.Port = "127.0.0.1", 0
-	o.Serving.ClientCAFile = certs.CertFile(ts.PKIDir, "ca")
-	le := o.LeaderElection
-	le.LeaseDuration, le.RenewDeadline, le.RetryPeriod = 4*time.Second, 3*time.Second, 500*time.Millisecond
-	if edit != nil {
-		edit(o)
-	}
-	if err := o.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cfg, err := cmapp.Setup(ctx, o)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmapp.Run(ctx, cfg) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("controller-manager: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return cfg, stop
+	return cmtest.Start(t, ts, edit)
 }
 
 func poll(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {

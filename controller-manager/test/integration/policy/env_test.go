@@ -2,8 +2,6 @@ package policy
 
 import (
 	"context"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,45 +14,16 @@ import (
 
 	"skiff.dev/apiserver/pkg/testserver"
 	cmapp "skiff.dev/controller-manager/app"
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/controller-manager/test/integration/cmtest"
 )
 
 const timeout = 60 * time.Second
 
 // startCM runs the controller manager with its own certificate
-// (system:kube-controller-manager) and the given controllers until the
-// test ends.
+// (system:kube-controller-manager) until the test ends (cmtest.Start).
 func startCM(t *testing.T, ts *testserver.TestServer, edit func(*cmapp.Options)) *cmapp.Config {
 	t.Helper()
-	o := cmapp.NewOptions()
-	o.Client.Kubeconfig = filepath.Join(ts.Dir, "controller-manager.kubeconfig")
-	o.Serving.BindAddress, o.Serving.Port = "127.0.0.1", 0
-	o.Serving.ClientCAFile = certs.CertFile(ts.PKIDir, "ca")
-	le := o.LeaderElection
-	le.LeaseDuration, le.RenewDeadline, le.RetryPeriod = 4*time.Second, 3*time.Second, 500*time.Millisecond
-	if edit != nil {
-		edit(o)
-	}
-	if err := o.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cfg, err := cmapp.Setup(ctx, o)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmapp.Run(ctx, cfg) }()
-	var once sync.Once
-	t.Cleanup(func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("controller-manager: %v", err)
-			}
-		})
-	})
+	cfg, _ := cmtest.Start(t, ts, edit)
 	return cfg
 }
 
