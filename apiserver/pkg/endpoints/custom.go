@@ -41,8 +41,13 @@ func (h *Handler) SetCustom(stores []*registry.Store) {
 		resources = append(resources, s.R)
 	}
 	h.custom.mu.Lock()
-	defer h.custom.mu.Unlock()
 	h.custom.byGVR, h.custom.byKind, h.custom.resources = byGVR, byKind, resources
+	h.custom.mu.Unlock()
+	served := make(map[*registry.Resource]bool, len(resources))
+	for _, r := range resources {
+		served[r] = true
+	}
+	h.fields.Forget(func(r *registry.Resource) bool { return served[r] })
 }
 
 // CustomResources returns the custom resources served now.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/api"
+	"skiff.dev/apiserver/pkg/fieldmanager"
 	"skiff.dev/apiserver/pkg/kubeletclient"
 	"skiff.dev/apiserver/pkg/printers"
 	"skiff.dev/apiserver/pkg/registry"
@@ -58,6 +60,8 @@ type Handler struct {
 	Kubelet *kubeletclient.Client
 	// custom serves the resources of CustomResourceDefinitions.
 	custom customStores
+	// fields records managedFields and serves server-side apply.
+	fields *fieldmanager.Managers
 }
 
 // NewHandler builds the handler for the given stores.
@@ -66,6 +70,7 @@ func NewHandler(codecs *api.Codecs, stores []*registry.Store, shutdown <-chan st
 		codecs:            codecs,
 		stores:            map[schema.GroupVersionResource]*registry.Store{},
 		printer:           printers.New(),
+		fields:            fieldmanager.New(codecs.Scheme),
 		MinRequestTimeout: 30 * time.Minute,
 		shutdown:          shutdown,
 	}
@@ -211,17 +216,17 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 		case sub == "" && r.Method == http.MethodGet:
 			h.get(w, r, s, ns, name)
 		case sub == "" && r.Method == http.MethodPut:
-			h.update(w, r, s, ns, name, s.R.Strategy)
+			h.update(w, r, s, ns, name, "", s.R.Strategy)
 		case sub == "" && r.Method == http.MethodPatch:
-			h.patch(w, r, s, ns, name, s.R.Strategy)
+			h.patch(w, r, s, ns, name, "", s.R.Strategy)
 		case sub == "" && r.Method == http.MethodDelete:
 			h.delete(w, r, s, ns, name)
 		case sub == registry.SubStatus && r.Method == http.MethodGet:
 			h.get(w, r, s, ns, name)
 		case sub == registry.SubStatus && r.Method == http.MethodPut:
-			h.update(w, r, s, ns, name, s.R.StatusStrategy)
+			h.update(w, r, s, ns, name, sub, s.R.StatusStrategy)
 		case sub == registry.SubStatus && r.Method == http.MethodPatch:
-			h.patch(w, r, s, ns, name, s.R.StatusStrategy)
+			h.patch(w, r, s, ns, name, sub, s.R.StatusStrategy)
 		case sub == registry.SubScale && (r.Method == http.MethodGet || r.Method == http.MethodPut || r.Method == http.MethodPatch):
 			h.scale(w, r, s, ns, name)
 		case sub == registry.SubBinding && r.Method == http.MethodPost:
@@ -239,9 +244,9 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 		case sub == registry.SubApproval && r.Method == http.MethodGet:
 			h.get(w, r, s, ns, name)
 		case sub == registry.SubApproval && r.Method == http.MethodPut:
-			h.update(w, r, s, ns, name, s.R.Approval)
+			h.update(w, r, s, ns, name, sub, s.R.Approval)
 		case sub == registry.SubApproval && r.Method == http.MethodPatch:
-			h.patch(w, r, s, ns, name, s.R.Approval)
+			h.patch(w, r, s, ns, name, sub, s.R.Approval)
 		default:
 			res := s.R.Resource
 			if sub != "" {
@@ -479,8 +484,13 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request, s *registry.Store
 
 func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Store, ns string) {
 	gr := s.R.GroupResource()
-	dry, data, ok := h.writePreamble(w, r, gr, "", &metav1.CreateOptions{})
+	opts := &metav1.CreateOptions{}
+	dry, data, ok := h.writePreamble(w, r, gr, "", opts)
 	if !ok {
+		return
+	}
+	if errs := metav1validation.ValidateCreateOptions(opts); len(errs) > 0 {
+		h.writeError(w, r, optionsInvalid("CreateOptions", errs), gr, "")
 		return
 	}
 	if err := customTerminating(s); err != nil {
@@ -492,6 +502,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 		h.writeError(w, r, err, gr, "")
 		return
 	}
+	obj = h.trackFields(r, s, "", newObject(s), obj, opts.FieldManager)
 	m, _ := meta.Accessor(obj)
 	out, err := s.Create(r.Context(), ns, obj, dry)
 	if err != nil {
@@ -502,10 +513,15 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 	h.respond(w, r, http.StatusCreated, out, false)
 }
 
-func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string, strategy registry.Strategy) {
+func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy registry.Strategy) {
 	gr := s.R.GroupResource()
-	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.UpdateOptions{})
+	opts := &metav1.UpdateOptions{}
+	dry, data, ok := h.writePreamble(w, r, gr, name, opts)
 	if !ok {
+		return
+	}
+	if errs := metav1validation.ValidateUpdateOptions(opts); len(errs) > 0 {
+		h.writeError(w, r, optionsInvalid("UpdateOptions", errs), gr, name)
 		return
 	}
 	obj, err := h.decodeBody(w, r, data, s.R.GroupVersionKind(), s.R.New())
@@ -513,8 +529,8 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Sto
 		h.writeError(w, r, err, gr, name)
 		return
 	}
-	fn := func(_ context.Context, _ runtime.Object, _ bool) (runtime.Object, error) {
-		return obj.DeepCopyObject(), nil
+	fn := func(_ context.Context, current runtime.Object, _ bool) (runtime.Object, error) {
+		return h.trackFields(r, s, sub, current, obj.DeepCopyObject(), opts.FieldManager), nil
 	}
 	out, created, err := s.Update(r.Context(), ns, name, fn, strategy, dry)
 	if err != nil {
@@ -723,8 +739,13 @@ func (h *Handler) scale(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		respondScale(s.Get(r.Context(), ns, name))
 		return
 	}
-	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.UpdateOptions{})
+	opts := &metav1.UpdateOptions{}
+	dry, data, ok := h.writePreamble(w, r, gr, name, opts)
 	if !ok {
+		return
+	}
+	if errs := metav1validation.ValidateUpdateOptions(opts); len(errs) > 0 {
+		h.writeError(w, r, optionsInvalid("UpdateOptions", errs), gr, name)
 		return
 	}
 	var patchType string
@@ -768,7 +789,9 @@ func (h *Handler) scale(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		if err := s.R.Scale.Set(obj, want.Spec.Replicas); err != nil {
 			return nil, err
 		}
-		return obj, nil
+		// The scale's writer owns the parent's replicas, recorded with
+		// subresource "scale", as upstream's.
+		return h.trackFields(r, s, registry.SubScale, current, obj, opts.FieldManager), nil
 	}
 	out, _, err := s.Update(r.Context(), ns, name, fn, s.R.Strategy, dry)
 	respondScale(out, err)

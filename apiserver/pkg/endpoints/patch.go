@@ -11,6 +11,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,11 +32,8 @@ func (h *Handler) patchType(r *http.Request) (string, error) {
 		return "", newUnsupportedMediaType(ct)
 	}
 	switch types.PatchType(mt) {
-	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType:
 		return mt, nil
-	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
-		return "", apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", schema.GroupResource{}, "",
-			"server-side apply is not supported by this server yet: use kubectl apply without --server-side", 0, false)
 	}
 	return "", newUnsupportedMediaType(ct)
 }
@@ -104,7 +102,7 @@ func (h *Handler) applyPatch(w http.ResponseWriter, r *http.Request, patchType s
 	return nil
 }
 
-func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string, strategy registry.Strategy) {
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy registry.Strategy) {
 	gr := s.R.GroupResource()
 	pt, err := h.patchType(r)
 	if err == nil && s.R.Custom != nil && pt == string(types.StrategicMergePatchType) {
@@ -117,8 +115,17 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		h.writeError(w, r, err, gr, name)
 		return
 	}
-	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.PatchOptions{})
+	opts := &metav1.PatchOptions{}
+	dry, data, ok := h.writePreamble(w, r, gr, name, opts)
 	if !ok {
+		return
+	}
+	if errs := metav1validation.ValidatePatchOptions(opts, types.PatchType(pt)); len(errs) > 0 {
+		h.writeError(w, r, optionsInvalid("PatchOptions", errs), gr, name)
+		return
+	}
+	if pt == string(types.ApplyYAMLPatchType) {
+		h.apply(w, r, s, ns, name, sub, strategy, data, opts, dry)
 		return
 	}
 	fn := func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {
@@ -129,7 +136,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		if err := h.applyPatch(w, r, pt, data, current, out, s.R.GroupVersionKind()); err != nil {
 			return nil, err
 		}
-		return out, nil
+		return h.trackFields(r, s, sub, current, out, opts.FieldManager), nil
 	}
 	out, _, err := s.Update(r.Context(), ns, name, fn, strategy, dry)
 	if err != nil {
@@ -137,6 +144,31 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		return
 	}
 	h.respond(w, r, http.StatusOK, out, false)
+}
+
+// apply serves a server-side apply; it creates a missing object (not a
+// missing subresource's parent), answering 201 as upstream.
+func (h *Handler) apply(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy registry.Strategy, data []byte, opts *metav1.PatchOptions, dry bool) {
+	gr := s.R.GroupResource()
+	fn, err := h.applyFunc(w, r, s, name, sub, data, opts)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	update := s.Apply
+	if sub != "" {
+		update = s.Update
+	}
+	out, created, err := update(r.Context(), ns, name, fn, strategy, dry)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	h.respond(w, r, code, out, false)
 }
 
 func fieldErrors(path string, value any, msg string) field.ErrorList {

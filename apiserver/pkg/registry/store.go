@@ -99,8 +99,10 @@ func generateName(base string) string {
 	return base + string(b)
 }
 
-// defaultObject applies the resource's defaults: upstream's for built-in
-// kinds, the resource's own (a custom resource's schema) when it has them.
+// Default applies the resource's defaults: upstream's for built-in kinds,
+// the resource's own (a custom resource's schema) when it has them.
+func (s *Store) Default(obj runtime.Object) { s.defaultObject(obj) }
+
 func (s *Store) defaultObject(obj runtime.Object) {
 	if s.R.Default != nil {
 		s.R.Default(obj)
@@ -132,7 +134,6 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
 	m.SetGeneration(0)
-	m.SetManagedFields(nil)
 	m.SetSelfLink("")
 	s.defaultObject(obj)
 	attrs := s.admissionAttributes(ctx, admission.Create, "", ns, m.GetName(), obj, nil, dryRun)
@@ -242,6 +243,16 @@ type UpdateFunc func(ctx context.Context, current runtime.Object, exists bool) (
 // Update applies fn inside a compare-and-swap loop, with the strategy of the
 // endpoint (main or status). It reports whether the object was created.
 func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, strategy Strategy, dryRun bool) (runtime.Object, bool, error) {
+	return s.update(ctx, ns, name, fn, strategy, dryRun, strategy.AllowCreateOnUpdate())
+}
+
+// Apply is Update for a server-side apply, which creates a missing object
+// whatever the strategy says of creating on update, as upstream's.
+func (s *Store) Apply(ctx context.Context, ns, name string, fn UpdateFunc, strategy Strategy, dryRun bool) (runtime.Object, bool, error) {
+	return s.update(ctx, ns, name, fn, strategy, dryRun, true)
+}
+
+func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, strategy Strategy, dryRun, allowCreate bool) (runtime.Object, bool, error) {
 	key := s.Key(ns, name)
 	created := false
 	var rollbacks []func()
@@ -267,7 +278,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 			return nil, err
 		}
 		if !exists {
-			if !strategy.AllowCreateOnUpdate() {
+			if !allowCreate {
 				return nil, fmt.Errorf("%w: key %s", storage.ErrNotFound, key)
 			}
 			created = true
@@ -324,7 +335,6 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 		} else {
 			m.SetDeletionGracePeriodSeconds(nil)
 		}
-		m.SetManagedFields(nil)
 		// An object being deleted takes no new finalizers.
 		if em.GetDeletionTimestamp() != nil {
 			old := map[string]bool{}
@@ -383,7 +393,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 		out, err := tryUpdate(existing)
 		return out, created, err
 	}
-	out, err := s.Storage.GuaranteedUpdate(ctx, key, nil, strategy.AllowCreateOnUpdate(), func(existing runtime.Object) (runtime.Object, error) {
+	out, err := s.Storage.GuaranteedUpdate(ctx, key, nil, allowCreate, func(existing runtime.Object) (runtime.Object, error) {
 		obj, err := tryUpdate(existing)
 		if err != nil {
 			return nil, err

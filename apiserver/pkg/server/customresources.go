@@ -78,11 +78,11 @@ func (s *Server) runOpenAPIRebuilds(ctx context.Context) error {
 			logger.Error(err, "building the OpenAPI documents of the built-in kinds")
 			continue
 		}
-		spec, err := base.Extend(openapiResources(custom))
+		spec, err := base.Extend(registry.OpenAPIResources(custom))
 		if err != nil {
 			// A custom resource in a built-in group-version: build it all.
 			resources := append(append([]*registry.Resource{}, s.resources...), custom...)
-			spec, err = openapi.New(openapiResources(resources))
+			spec, err = openapi.New(registry.OpenAPIResources(resources))
 		}
 		if err != nil {
 			logger.Error(err, "rebuilding the OpenAPI documents with the custom resources; serving the previous ones")

@@ -250,7 +250,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if ip := net.ParseIP(s.advertise); ip.IsLoopback() || ip.IsUnspecified() {
 		return nil, fmt.Errorf("--advertise-address %s: the kubernetes Service's endpoints may not be a loopback or unspecified address", s.advertise)
 	}
-	s.openapi = openapi.NewDynamic(func() (*openapi.Spec, error) { return openapi.New(openapiResources(resources)) })
+	s.openapi = openapi.NewDynamic(func() (*openapi.Spec, error) { return openapi.New(registry.OpenAPIResources(resources)) })
 	s.http = &http.Server{
 		Handler:           s.buildHandler(resources, s.openapi),
 		ReadHeaderTimeout: 30 * time.Second,

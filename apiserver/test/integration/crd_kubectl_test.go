@@ -179,6 +179,47 @@ func TestCustomResourceKubectl(t *testing.T) {
 		}
 	})
 
+	t.Run("server-side apply", func(t *testing.T) {
+		ssaFile := filepath.Join(dir, "ssa.yaml")
+		cr := strings.Replace(kubectlCR, "my-new-cron-object", "ssa-cron", 1)
+		if err := os.WriteFile(ssaFile, []byte(cr), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := mustKubectl(t, c, ts, "apply", "--server-side", "-f", ssaFile)
+		if strings.TrimSpace(out) != "crontab.stable.example.com/ssa-cron serverside-applied" {
+			t.Errorf("apply --server-side: %q", out)
+		}
+		out = mustKubectl(t, c, ts, "get", "crontab", "ssa-cron", "--show-managed-fields", "-o",
+			`jsonpath={.spec.replicas} {.metadata.managedFields[0].manager} {.metadata.managedFields[0].operation} {.metadata.managedFields[0].fieldsV1.f:spec}`)
+		if out != `1 kubectl Apply {"f:cronSpec":{},"f:image":{}}` {
+			t.Errorf("after apply (default, owner, owned fields): %q", out)
+		}
+		changed := strings.Replace(cr, "my-awesome-cron-image", "other-image", 1)
+		if err := os.WriteFile(ssaFile, []byte(changed), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, code := kubectl(t, c, ts, "diff", "--server-side", "-f", ssaFile)
+		if code != 1 || !strings.Contains(out, "+  image: other-image") {
+			t.Errorf("diff --server-side: exit %d:\n%s", code, out)
+		}
+		out, code = kubectl(t, c, ts, "apply", "--server-side", "--field-manager", "other", "-f", ssaFile)
+		if code == 0 || !strings.Contains(out, `conflict with "kubectl": .spec.image`) {
+			t.Errorf("conflicting apply: exit %d: %s", code, out)
+		}
+		mustKubectl(t, c, ts, "apply", "--server-side", "-f", ssaFile)
+		if out := mustKubectl(t, c, ts, "get", "crontab", "ssa-cron", "-o", "jsonpath={.spec.image}"); out != "other-image" {
+			t.Errorf("image after the owner's apply: %q", out)
+		}
+		bogus := strings.Replace(changed, "  image: other-image\n", "  image: other-image\n  bogus: 1\n", 1)
+		if err := os.WriteFile(ssaFile, []byte(bogus), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, code = kubectl(t, c, ts, "apply", "--server-side", "-f", ssaFile)
+		if code == 0 || !strings.Contains(out, "(BadRequest)") || !strings.Contains(out, ".spec.bogus: field not declared in schema") {
+			t.Errorf("apply of an undeclared field: exit %d: %s", code, out)
+		}
+	})
+
 	t.Run("apply a changed CRD", func(t *testing.T) {
 		changed := strings.Replace(kubectlCRD, "The image the job runs.", "The container image the job runs.", 1)
 		if err := os.WriteFile(crdFile, []byte(changed), 0o600); err != nil {

@@ -127,7 +127,11 @@ func explainStatus(st metav1.Status, err error) *ExplainedError {
 			}
 		}
 	case 409:
-		if st.Reason == metav1.StatusReasonConflict {
+		switch {
+		case applyConflict(st):
+			b.WriteString("\n  other field managers own these fields: to take them over, run apply again with --force-conflicts;" +
+				"\n  to leave them to their managers, remove them from the manifest")
+		case st.Reason == metav1.StatusReasonConflict:
 			b.WriteString("\n  the object changed since it was read; run the command again")
 		}
 	}
@@ -182,4 +186,19 @@ func CheckClientCertificate(certPEM []byte, now time.Time) error {
 			"check this machine's clock", c.Subject.CommonName, c.NotBefore.UTC().Format(time.RFC3339))
 	}
 	return nil
+}
+
+// applyConflict reports a server-side apply's conflict with other field
+// managers (causes of type FieldManagerConflict), which running the command
+// again does not resolve.
+func applyConflict(st metav1.Status) bool {
+	if st.Details == nil {
+		return false
+	}
+	for _, c := range st.Details.Causes {
+		if c.Type == metav1.CauseTypeFieldManagerConflict {
+			return true
+		}
+	}
+	return false
 }

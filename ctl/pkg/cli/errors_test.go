@@ -41,6 +41,9 @@ func TestExplain(t *testing.T) {
 		{"401", apierrors.NewUnauthorized("Unauthorized"), []string{"Error from server (Unauthorized)", "did not accept the credentials"}},
 		{"refused", refused, []string{"cannot reach the API server at https://127.0.0.1:6443: connection refused"}},
 		{"server cert expired", expired, []string{"API server's certificate is not valid now", "skiffctl certs"}},
+		{"stale update", apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "c", errors.New("the object has been modified")), []string{"Error from server (Conflict)", "run the command again"}},
+		{"apply conflict", apierrors.NewApplyConflict([]metav1.StatusCause{{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "kubectl"`, Field: ".data.a"}}, `Apply failed with 1 conflict: conflict with "kubectl": .data.a`),
+			[]string{`conflict with "kubectl": .data.a`, "--force-conflicts", "remove them from the manifest"}},
 		{"unknown CA", &url.Error{Op: "Get", URL: "https://x", Err: x509.UnknownAuthorityError{}}, []string{"CA did not sign"}},
 	}
 	for _, tt := range tests {

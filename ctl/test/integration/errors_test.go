@@ -152,12 +152,25 @@ func TestErrors(t *testing.T) {
 	})
 
 	t.Run("server-side apply", func(t *testing.T) {
-		f := writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n")
+		f := writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: \"1\"\n")
 		r := skiffctl(t, ts, "", "apply", "--server-side", "-f", f)
-		if r.err == nil {
-			t.Fatal("apply --server-side succeeded although the server does not support it")
+		if r.err != nil || strings.TrimSpace(r.out) != "configmap/ssa serverside-applied" {
+			t.Fatalf("apply --server-side: %v %q", r.err, r.out)
 		}
-		wantContains(t, "server-side apply error", r.err.Error(), "does not support server-side apply", "415", "without --server-side")
+		other := writeFile(t, "other.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: \"2\"\n")
+		r = skiffctl(t, ts, "", "apply", "--server-side", "--field-manager", "other", "-f", other)
+		if r.err == nil {
+			t.Fatal("a conflicting apply succeeded")
+		}
+		wantContains(t, "conflict error", r.err.Error(), "other.yaml", `conflict with "kubectl": .data.a`, "--force-conflicts")
+		r = skiffctl(t, ts, "", "apply", "--server-side", "--field-manager", "other", "--force-conflicts", "-f", other)
+		if r.err != nil {
+			t.Fatalf("forced apply: %v", r.err)
+		}
+		r = skiffctl(t, ts, "", "get", "configmap", "ssa", "-o", "jsonpath={.data.a}")
+		if r.err != nil || r.out != "2" {
+			t.Errorf("after the forced apply: %v %q", r.err, r.out)
+		}
 	})
 }
 

@@ -1,0 +1,138 @@
+package endpoints
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+
+	"skiff.dev/apiserver/pkg/fieldmanager"
+	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/storage"
+)
+
+// fieldManager returns the field manager of s for writes to sub.
+func (h *Handler) fieldManager(s *registry.Store, sub string) (*fieldmanager.Manager, error) {
+	var versions []*registry.Resource
+	if s.R.Custom != nil {
+		for _, r := range h.CustomResources() {
+			if r.Group == s.R.Group && r.Kind == s.R.Kind {
+				versions = append(versions, r)
+			}
+		}
+	}
+	return h.fields.For(s, sub, versions)
+}
+
+// trackFields records in obj's managedFields what the request's field
+// manager (or, without one, its user agent) wrote over live, as upstream
+// does on every create, update and patch. When the manager cannot be built
+// the write goes on with the managed fields it had: ownership is
+// bookkeeping, not a reason to refuse a write.
+func (h *Handler) trackFields(r *http.Request, s *registry.Store, sub string, live, obj runtime.Object, fieldManager string) runtime.Object {
+	fm, err := h.fieldManager(s, sub)
+	if err != nil {
+		klog.FromContext(r.Context()).Error(err, "Tracking managed fields", "resource", s.R.GroupResource())
+		return obj
+	}
+	return fm.UpdateNoErrors(withKind(s, live), withKind(s, obj), fieldmanager.ManagerName(fieldManager, r.UserAgent()))
+}
+
+// newObject is an empty object of s's kind, as the live object of a create.
+func newObject(s *registry.Store) runtime.Object {
+	return withKind(s, s.R.New())
+}
+
+// withKind sets the kind on a custom resource that lacks it (an empty
+// one); the field manager finds an object's type by its kind. Typed
+// objects are found by their Go type and are returned as they are.
+func withKind(s *registry.Store, obj runtime.Object) runtime.Object {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || !u.GroupVersionKind().Empty() {
+		return obj
+	}
+	u = u.DeepCopy()
+	u.SetGroupVersionKind(s.R.GroupVersionKind())
+	return u
+}
+
+// applyFunc returns the update of a server-side apply: the patch (the
+// fields the manager wants to own, with their values) merged into the live
+// object, or into an empty one when there is none, by the field manager,
+// which records the manager as the owner of what it applied and answers
+// 409 when another manager owns a field the patch changes, unless force.
+func (h *Handler) applyFunc(w http.ResponseWriter, r *http.Request, s *registry.Store, name, sub string, data []byte, opts *metav1.PatchOptions) (registry.UpdateFunc, error) {
+	directive, err := fieldValidation(r)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := decodeApplyPatch(data, directive)
+	if err != nil {
+		return nil, err
+	}
+	if directive == metav1.FieldValidationWarn {
+		if err := strictYAML(data); err != nil {
+			addWarning(w, err.Error())
+		}
+	}
+	if gvk := patch.GroupVersionKind(); gvk != s.R.GroupVersionKind() {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid object type: %v", gvk))
+	}
+	fm, err := h.fieldManager(s, sub)
+	if err != nil {
+		return nil, err
+	}
+	if err := fm.CheckApply(patch); err != nil {
+		return nil, err
+	}
+	force := opts.Force != nil && *opts.Force
+	return func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {
+		live := current
+		if !exists {
+			if sub != "" {
+				return nil, fmt.Errorf("%w: %s", storage.ErrNotFound, name)
+			}
+			live = newObject(s)
+		}
+		return fm.Apply(withKind(s, live), patch.DeepCopy(), opts.FieldManager, force)
+	}, nil
+}
+
+// decodeApplyPatch decodes an apply patch: YAML (or JSON) of one object.
+// With fieldValidation=Strict a duplicate field is an error, as upstream's.
+func decodeApplyPatch(data []byte, directive string) (*unstructured.Unstructured, error) {
+	patch := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &patch.Object); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
+	}
+	if patch.Object == nil {
+		return nil, apierrors.NewBadRequest("error decoding YAML: the apply patch is empty: it must be an object with apiVersion, kind and metadata.name")
+	}
+	if directive == metav1.FieldValidationStrict {
+		if err := strictYAML(data); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	}
+	return patch, nil
+}
+
+func strictYAML(data []byte) error {
+	if err := yaml.UnmarshalStrict(data, &map[string]any{}); err != nil {
+		return fmt.Errorf("error strict decoding YAML: %v", err)
+	}
+	return nil
+}
+
+// optionsInvalid is upstream's 422 for invalid request options
+// (fieldManager, force), on the options' kind.
+func optionsInvalid(kind string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+}
