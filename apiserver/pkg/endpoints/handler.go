@@ -473,6 +473,9 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request, s *registry.Store
 		h.writeError(w, r, err, s.R.GroupResource(), "")
 		return
 	}
+	if h.listJSON(w, r, s, ns, opts) {
+		return
+	}
 	list, err := s.List(r.Context(), ns, opts)
 	if err != nil {
 		h.writeError(w, r, err, s.R.GroupResource(), "")

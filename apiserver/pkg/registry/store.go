@@ -229,6 +229,21 @@ func (s *Store) List(ctx context.Context, ns string, opts storage.ListOptions) (
 	return list, nil
 }
 
+// EncodedList lists a collection from the watch cache as the JSON
+// encodings of its items, made once per object version (the cacher's
+// EncodedList); ok is false when the storage cannot list that way.
+func (s *Store) EncodedList(ctx context.Context, ns string, opts storage.ListOptions, encode func(runtime.Object) ([]byte, error)) (items [][]byte, rev int64, ok bool, err error) {
+	c, ok := s.Storage.(interface {
+		EncodedList(ctx context.Context, key string, opts storage.ListOptions, encode func(runtime.Object) ([]byte, error)) ([][]byte, int64, bool, error)
+	})
+	if !ok {
+		return nil, 0, false, nil
+	}
+	opts.Recursive = true
+	opts.Predicate.GetAttrs = s.AttrFunc()
+	return c.EncodedList(ctx, s.Prefix(ns), opts, encode)
+}
+
 // Watch watches a collection (or, with a metadata.name selector, one object).
 func (s *Store) Watch(ctx context.Context, ns string, opts storage.ListOptions) (watch.Interface, error) {
 	opts.Recursive = true

@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -143,5 +146,56 @@ func TestListSelectorsAndPaging(t *testing.T) {
 	sort.Strings(rest)
 	if len(rest) == 0 || rest[0] <= first.Items[len(first.Items)-1].Name || !slices.Contains(rest, "p-98") {
 		t.Errorf("inconsistent continuation gave %v after %s", rest, first.Items[len(first.Items)-1].Name)
+	}
+}
+
+// TestJSONListFromCacheIsTheSerializers: a JSON list answered from the
+// watch cache with the items' cached encodings has the very bytes of the
+// same list read from etcd and encoded whole (a limit sends a list to
+// etcd), before and after objects change, with selectors, and empty.
+func TestJSONListFromCacheIsTheSerializers(t *testing.T) {
+	ts := start(t, nil)
+	pods := ts.Client.CoreV1().Pods("default")
+	for i := 0; i < 20; i++ {
+		pod := testPod(fmt.Sprintf("p-%02d", i), "")
+		pod.Labels = map[string]string{"parity": []string{"even", "odd"}[i%2]}
+		pod.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+		pod.Annotations = map[string]string{"note": "<html> & \"quotes\""}
+		if _, err := pods.Create(ctx(t), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare := func(t *testing.T, path, query string) {
+		t.Helper()
+		code, cached := raw(t, ts, http.MethodGet, path+"?"+query, "", nil)
+		limited := "limit=1000"
+		if query != "" {
+			limited = query + "&" + limited
+		}
+		code2, whole := raw(t, ts, http.MethodGet, path+"?"+limited, "", nil)
+		if code != http.StatusOK || code2 != http.StatusOK {
+			t.Fatalf("%s?%s: %d and %d", path, query, code, code2)
+		}
+		if !bytes.Equal(cached, whole) {
+			t.Errorf("%s?%s: the cached list differs from the serializer's:\n%s\n%s", path, query, cached, whole)
+		}
+	}
+	compare(t, "/api/v1/namespaces/default/pods", "")
+	compare(t, "/api/v1/namespaces/default/pods", "labelSelector=parity%3Dodd")
+	compare(t, "/api/v1/namespaces/nothing-here/pods", "")
+	compare(t, "/api/v1/pods", "")
+	// Changed objects are encoded again, not served from the old encoding.
+	p, err := pods.Get(ctx(t), "p-03", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Labels["changed"] = "yes"
+	if _, err := pods.Update(ctx(t), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "/api/v1/namespaces/default/pods", "")
+	code, body := raw(t, ts, http.MethodGet, "/api/v1/namespaces/default/pods?labelSelector=changed%3Dyes", "", nil)
+	if code != http.StatusOK || !strings.Contains(string(body), `"name":"p-03"`) || strings.Count(string(body), `"uid"`) != 1 {
+		t.Errorf("list of the changed pod: %d %s", code, body)
 	}
 }

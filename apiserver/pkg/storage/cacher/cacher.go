@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -55,6 +56,9 @@ type element struct {
 	obj    runtime.Object
 	labels labels.Set
 	fields fields.Set
+	// json is obj's JSON encoding, made by the first JSON list that needs
+	// it; an element never changes (an update makes a new one).
+	json atomic.Pointer[[]byte]
 }
 
 type event struct {
@@ -375,53 +379,13 @@ func (c *Cacher) CurrentRevision(ctx context.Context) (int64, error) {
 // with a resourceVersion other than "0") or asks for an exact old revision;
 // those go to etcd, as upstream does.
 func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	matched, listRev, ok, err := c.list(ctx, key, opts)
 	if err != nil {
 		return err
 	}
-	hasLimit := opts.Predicate.Limit > 0 && opts.ResourceVersion != "0"
-	if opts.FromStorage || opts.Predicate.Continue != "" || hasLimit || opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact || !opts.Recursive {
+	if !ok {
 		return c.store.GetList(ctx, key, opts, listObj)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if opts.ResourceVersion == "" {
-		c.mu.Unlock()
-		cur, err := c.store.CurrentRevision(ctx)
-		c.mu.Lock()
-		if err != nil {
-			return err
-		}
-		rv = cur
-	}
-	if err := c.waitUntilFreshLocked(ctx, rv); err != nil {
-		if errors.Is(err, storage.ErrTooLargeResourceVersion) && opts.ResourceVersion == "" {
-			// The cache is behind a consistent read: fall back to etcd.
-			c.mu.Unlock()
-			defer c.mu.Lock()
-			return c.store.GetList(ctx, key, opts, listObj)
-		}
-		return err
-	}
-	prefix := key
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	pred := opts.Predicate
-	matched := make([]*element, 0, len(c.items))
-	for k, e := range c.items {
-		if !strings.HasPrefix(k, prefix) {
-			continue
-		}
-		if pred.MatchesAttrs(e.labels, e.fields) {
-			matched = append(matched, e)
-		}
-	}
-	listRev := c.rev
-	c.mu.Unlock()
-	defer c.mu.Lock()
-
-	sort.Slice(matched, func(i, j int) bool { return matched[i].key < matched[j].key })
 	itemsPtr, err := meta.GetItemsPtr(listObj)
 	if err != nil {
 		return err
@@ -443,6 +407,82 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 	}
 	v.Set(slice)
 	return storage.SetResourceVersion(listObj, listRev)
+}
+
+// EncodedList is GetList for a JSON response: the JSON encodings of the
+// items (each made by encode once per version of an object and kept with
+// it, so a list of unchanged objects encodes nothing), in key order, and
+// the list's revision. ok is false when the cache cannot answer (a limit, a
+// continue token, an exact revision): the caller lists with GetList.
+func (c *Cacher) EncodedList(ctx context.Context, key string, opts storage.ListOptions, encode func(runtime.Object) ([]byte, error)) (items [][]byte, rev int64, ok bool, err error) {
+	matched, rev, ok, err := c.list(ctx, key, opts)
+	if err != nil || !ok {
+		return nil, 0, false, err
+	}
+	items = make([][]byte, len(matched))
+	for i, e := range matched {
+		if data := e.json.Load(); data != nil {
+			items[i] = *data
+			continue
+		}
+		data, err := encode(e.obj)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		e.json.Store(&data)
+		items[i] = data
+	}
+	return items, rev, true, nil
+}
+
+// list selects the elements a list returns, in key order, and the revision
+// it is at; ok is false when the list must come from etcd.
+func (c *Cacher) list(ctx context.Context, key string, opts storage.ListOptions) (matched []*element, listRev int64, ok bool, err error) {
+	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	hasLimit := opts.Predicate.Limit > 0 && opts.ResourceVersion != "0"
+	if opts.FromStorage || opts.Predicate.Continue != "" || hasLimit || opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact || !opts.Recursive {
+		return nil, 0, false, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if opts.ResourceVersion == "" {
+		c.mu.Unlock()
+		cur, err := c.store.CurrentRevision(ctx)
+		c.mu.Lock()
+		if err != nil {
+			return nil, 0, false, err
+		}
+		rv = cur
+	}
+	if err := c.waitUntilFreshLocked(ctx, rv); err != nil {
+		if errors.Is(err, storage.ErrTooLargeResourceVersion) && opts.ResourceVersion == "" {
+			// The cache is behind a consistent read: fall back to etcd.
+			return nil, 0, false, nil
+		}
+		return nil, 0, false, err
+	}
+	prefix := key
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	pred := opts.Predicate
+	matched = make([]*element, 0, len(c.items))
+	for k, e := range c.items {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if pred.MatchesAttrs(e.labels, e.fields) {
+			matched = append(matched, e)
+		}
+	}
+	listRev = c.rev
+	c.mu.Unlock()
+	defer c.mu.Lock()
+	sort.Slice(matched, func(i, j int) bool { return matched[i].key < matched[j].key })
+	return matched, listRev, true, nil
 }
 
 // Watch serves a watcher from the window.
