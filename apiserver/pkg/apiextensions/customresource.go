@@ -158,15 +158,15 @@ func (s customStrategy) content(u *unstructured.Unstructured) map[string]any {
 func (s customStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	u := obj.(*unstructured.Unstructured)
 	errs := apivalidation.ValidateObjectMetaAccessor(u, s.namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(errs, s.validateContent(u)...)
+	return append(errs, s.validateContent(u, nil)...)
 }
 
-func (s customStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
-	return s.validateContent(obj.(*unstructured.Unstructured))
+func (s customStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return s.validateContent(obj.(*unstructured.Unstructured), old.(*unstructured.Unstructured).Object)
 }
 
-func (s customStrategy) validateContent(u *unstructured.Unstructured) field.ErrorList {
-	errs := s.schema.Validate(u.Object)
+func (s customStrategy) validateContent(u *unstructured.Unstructured, old map[string]any) field.ErrorList {
+	errs := s.schema.Validate(u.Object, old)
 	if s.scale != nil {
 		errs = append(errs, validateReplicas(u, s.scale.SpecReplicasPath)...)
 		if s.hasStatus {

@@ -72,8 +72,9 @@ func intOrString(s *spec.Schema) {
 func (s *Schema) OpenAPI() *spec.Schema { return s.openapi }
 
 // Validate checks obj (an unstructured object) against the schema and
-// names every violation as upstream's API server does.
-func (s *Schema) Validate(obj map[string]any) field.ErrorList {
+// names every violation as upstream's API server does. old is the object
+// before an update (nil on create), for transition rules.
+func (s *Schema) Validate(obj, old map[string]any) field.ErrorList {
 	errs := resultToFieldErrors(s.validator.Validate(obj))
 	errs = append(errs, validateLists(obj, s.props, nil)...)
 	if len(s.rules) == 0 {
@@ -85,7 +86,7 @@ func (s *Schema) Validate(obj map[string]any) field.ErrorList {
 			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
 		}
 	}
-	return append(errs, s.rules.validate(obj, s.props, "", nil)...)
+	return append(errs, s.rules.validate(obj, old, old != nil, s.props, "", nil)...)
 }
 
 // validateLists checks x-kubernetes-list-type: a set holds no value twice,

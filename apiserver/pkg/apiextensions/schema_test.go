@@ -121,7 +121,7 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, e := range s.Validate(object(t, tt.in)) {
+			for _, e := range s.Validate(object(t, tt.in), nil) {
 				got = append(got, e.Error())
 			}
 			slices.Sort(got)
@@ -162,7 +162,7 @@ func TestValidateListTypesAndIntOrString(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, e := range s.Validate(object(t, tt.in)) {
+			for _, e := range s.Validate(object(t, tt.in), nil) {
 				got = append(got, e.Error())
 			}
 			slices.Sort(got)
@@ -210,7 +210,7 @@ func TestValidationRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, e := range s.Validate(object(t, tt.in)) {
+			for _, e := range s.Validate(object(t, tt.in), nil) {
 				got = append(got, e.Error())
 			}
 			slices.Sort(got)
@@ -223,5 +223,73 @@ func TestValidationRules(t *testing.T) {
 	_ = json.Unmarshal([]byte(`{"type":"object","x-kubernetes-validations":[{"rule":"self.a &&"}]}`), &props)
 	if _, errs := compileSchemaRules(&props, nil); len(errs) != 1 || !strings.Contains(errs[0].Error(), "x-kubernetes-validations[0].rule: Invalid value: \"self.a &&\": compilation failed") {
 		t.Errorf("a rule that does not parse: %v", errs)
+	}
+}
+
+// TestTransitionRules: rules reading oldSelf run on updates, where the
+// value has an old one (an object's property, a map entry, a listType=map
+// item by key); optionalOldSelf runs them on create with oldSelf none;
+// messageExpression and reason shape the error.
+func TestTransitionRules(t *testing.T) {
+	s := mustSchema(t, `{
+  "type": "object",
+  "properties": {
+    "spec": {
+      "type": "object",
+      "properties": {
+        "mode": {"type": "string", "x-kubernetes-validations": [
+          {"rule": "self == oldSelf", "message": "mode is immutable", "reason": "FieldValueForbidden"}
+        ]},
+        "size": {"type": "integer", "x-kubernetes-validations": [
+          {"rule": "self >= oldSelf", "messageExpression": "'size may not shrink from ' + string(oldSelf) + ' to ' + string(self)"}
+        ]},
+        "owner": {"type": "string", "x-kubernetes-validations": [
+          {"rule": "oldSelf.hasValue() || self == 'admin'", "optionalOldSelf": true, "message": "the first owner is admin"}
+        ]},
+        "disks": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+          "items": {"type": "object", "properties": {"name": {"type": "string"}, "gb": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "self.gb >= oldSelf.gb", "message": "a disk may not shrink"}]}},
+        "tags": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}
+      }
+    }
+  }
+}`)
+	tests := []struct {
+		name, in, old string
+		want          []string
+	}{
+		{"create skips transition rules", `{"spec":{"mode":"a","size":1,"owner":"admin","disks":[{"name":"d","gb":5}],"tags":["x"]}}`, "", nil},
+		{"optionalOldSelf runs on create", `{"spec":{"owner":"bob"}}`, "", []string{`spec.owner: Invalid value: "string": the first owner is admin`}},
+		{"unchanged update", `{"spec":{"mode":"a","size":2,"owner":"bob"}}`, `{"spec":{"mode":"a","size":1,"owner":"admin"}}`, nil},
+		{"reason and messageExpression", `{"spec":{"mode":"b","size":1}}`, `{"spec":{"mode":"a","size":3}}`, []string{
+			`spec.mode: Forbidden: mode is immutable`,
+			`spec.size: Invalid value: "integer": size may not shrink from 3 to 1`,
+		}},
+		{"a new property has no old value", `{"spec":{"mode":"b"}}`, `{"spec":{}}`, nil},
+		{"map list items correlate by key", `{"spec":{"disks":[{"name":"new","gb":1},{"name":"d","gb":4}]}}`, `{"spec":{"disks":[{"name":"d","gb":5}]}}`, []string{
+			`spec.disks[1]: Invalid value: "object": a disk may not shrink`,
+		}},
+		{"atomic list items do not correlate", `{"spec":{"tags":["y"]}}`, `{"spec":{"tags":["x"]}}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var old map[string]any
+			if tt.old != "" {
+				old = object(t, tt.old)
+			}
+			var got []string
+			for _, e := range s.Validate(object(t, tt.in), old) {
+				got = append(got, e.Error())
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
+	}
+	var props apiextensionsv1.JSONSchemaProps
+	_ = json.Unmarshal([]byte(`{"type":"object","x-kubernetes-validations":[{"rule":"self.a","optionalOldSelf":true}]}`), &props)
+	if _, errs := compileSchemaRules(&props, nil); len(errs) != 1 || !strings.Contains(errs[0].Error(), "optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule") {
+		t.Errorf("optionalOldSelf without oldSelf: %v", errs)
 	}
 }
