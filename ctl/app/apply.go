@@ -20,13 +20,14 @@ import (
 
 // ApplyOptions are the flags of skiffctl apply.
 type ApplyOptions struct {
-	Files          []string
-	Recursive      bool
-	ServerSide     bool
-	ForceConflicts bool
-	FieldManager   string
-	DryRun         string
-	Output         string
+	Files             []string
+	Recursive         bool
+	ServerSide        bool
+	ForceConflicts    bool
+	FieldManager      string
+	DryRun            string
+	Output            string
+	ShowManagedFields bool
 }
 
 // ErrServerSideApplyUnsupported is returned by apply --server-side when
@@ -63,6 +64,7 @@ same as kubectl's, so kubectl and skiffctl can take over each other's objects.`,
 	cmd.Flags().StringVar(&o.FieldManager, "field-manager", "kubectl", "The field manager of --server-side.")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none, or server: the server validates and answers without storing.")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Print the resulting objects: yaml, json, name or jsonpath=EXPR.")
+	cmd.Flags().BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in yaml, json and jsonpath output.")
 	return cmd
 }
 
@@ -78,6 +80,9 @@ func (o *ApplyOptions) Run(ctx context.Context, f *cli.Factory, in io.Reader, ou
 	printer, err := printers.ParseOutput(o.Output)
 	if err != nil {
 		return err
+	}
+	if printer != nil {
+		printer.ShowManagedFields = o.ShowManagedFields
 	}
 	objs, err := readManifests(f, in, o.Files, o.Recursive)
 	if err != nil {

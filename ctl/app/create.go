@@ -18,11 +18,12 @@ import (
 
 // CreateOptions are the flags of skiffctl create.
 type CreateOptions struct {
-	Files      []string
-	Recursive  bool
-	SaveConfig bool
-	DryRun     string
-	Output     string
+	Files             []string
+	Recursive         bool
+	SaveConfig        bool
+	DryRun            string
+	Output            string
+	ShowManagedFields bool
 }
 
 // NewCreateCommand returns skiffctl create.
@@ -44,6 +45,7 @@ func NewCreateCommand(f *cli.Factory) *cobra.Command {
 	cmd.Flags().BoolVar(&o.SaveConfig, "save-config", false, "Store the manifest as the last-applied configuration, so that apply can take over.")
 	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none, or server: the server validates and answers without storing.")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Print the created objects: yaml, json, name or jsonpath=EXPR.")
+	cmd.Flags().BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in yaml, json and jsonpath output.")
 	return cmd
 }
 
@@ -76,6 +78,9 @@ func (o *CreateOptions) Run(ctx context.Context, f *cli.Factory, in io.Reader, o
 	printer, err := printers.ParseOutput(o.Output)
 	if err != nil {
 		return err
+	}
+	if printer != nil {
+		printer.ShowManagedFields = o.ShowManagedFields
 	}
 	objs, err := readManifests(f, in, o.Files, o.Recursive)
 	if err != nil {

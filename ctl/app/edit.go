@@ -22,6 +22,7 @@ import (
 
 	"skiff.dev/ctl/pkg/cli"
 	"skiff.dev/ctl/pkg/manifest"
+	"skiff.dev/ctl/pkg/printers"
 )
 
 // maxEditRounds bounds how often the editor is reopened after errors.
@@ -79,7 +80,9 @@ func RunEdit(ctx context.Context, f *cli.Factory, in io.Reader, out, errOut io.W
 // editOne runs the editor until the change is accepted, cancelled, or the
 // rounds run out.
 func editOne(ctx context.Context, obj liveObject, errOut io.Writer, send func(types.PatchType, []byte) error) (string, error) {
-	original, err := yaml.Marshal(obj.Object)
+	// As kubectl edit: managedFields are not shown (the patch then leaves
+	// them to the server).
+	original, err := yaml.Marshal(printers.OmitManagedFields(obj.Unstructured).Object)
 	if err != nil {
 		return "", err
 	}

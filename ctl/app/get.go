@@ -22,21 +22,22 @@ import (
 
 // GetOptions are the flags of skiffctl get.
 type GetOptions struct {
-	Output         string
-	Selector       string
-	FieldSelector  string
-	AllNamespaces  bool
-	Watch          bool
-	WatchOnly      bool
-	ShowLabels     bool
-	LabelColumns   []string
-	NoHeaders      bool
-	IgnoreNotFound bool
-	ShowKind       bool
-	SortBy         string
-	Files          []string
-	Recursive      bool
-	Raw            string
+	Output            string
+	ShowManagedFields bool
+	Selector          string
+	FieldSelector     string
+	AllNamespaces     bool
+	Watch             bool
+	WatchOnly         bool
+	ShowLabels        bool
+	LabelColumns      []string
+	NoHeaders         bool
+	IgnoreNotFound    bool
+	ShowKind          bool
+	SortBy            string
+	Files             []string
+	Recursive         bool
+	Raw               string
 
 	sortKey *printers.SortKey
 }
@@ -61,6 +62,7 @@ func NewGetCommand(f *cli.Factory) *cobra.Command {
 	addFileFlags(cmd, &o.Files, &o.Recursive)
 	fs := cmd.Flags()
 	fs.StringVarP(&o.Output, "output", "o", "", "Output format: wide, yaml, json, name, jsonpath=EXPR.")
+	fs.BoolVar(&o.ShowManagedFields, "show-managed-fields", false, "Keep metadata.managedFields in yaml, json and jsonpath output.")
 	fs.StringVarP(&o.Selector, "selector", "l", "", "Label selector, e.g. -l app=web,tier!=db.")
 	fs.StringVar(&o.FieldSelector, "field-selector", "", "Field selector, e.g. --field-selector status.phase=Running.")
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List across all namespaces.")
@@ -87,6 +89,9 @@ func (o *GetOptions) Run(ctx context.Context, f *cli.Factory, in io.Reader, out,
 	objPrinter, err := printers.ParseOutput(o.Output)
 	if err != nil {
 		return err
+	}
+	if objPrinter != nil {
+		objPrinter.ShowManagedFields = o.ShowManagedFields
 	}
 	targets, err := o.targets(f, in, args)
 	if err != nil {

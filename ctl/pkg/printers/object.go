@@ -31,8 +31,11 @@ type ObjectPrinter struct {
 	Template string
 	// NoHeaders leaves out the header of custom-columns.
 	NoHeaders bool
-	jp        *jsonpath.JSONPath
-	columns   []customColumn
+	// ShowManagedFields keeps metadata.managedFields, which kubectl leaves
+	// out unless --show-managed-fields.
+	ShowManagedFields bool
+	jp                *jsonpath.JSONPath
+	columns           []customColumn
 }
 
 // ParseOutput parses an -o value. It returns nil for the table formats
@@ -77,6 +80,9 @@ func (p *ObjectPrinter) Print(w io.Writer, objs []*unstructured.Unstructured, si
 		}
 		return nil
 	}
+	if !p.ShowManagedFields {
+		objs = withoutManagedFields(objs)
+	}
 	var v any
 	if single && len(objs) == 1 {
 		v = objs[0].Object
@@ -91,6 +97,40 @@ func (p *ObjectPrinter) Print(w io.Writer, objs []*unstructured.Unstructured, si
 		}
 	}
 	return p.printValue(w, v)
+}
+
+// withoutManagedFields returns objs without metadata.managedFields.
+func withoutManagedFields(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		out[i] = OmitManagedFields(o)
+	}
+	return out
+}
+
+// OmitManagedFields returns o without metadata.managedFields, as kubectl
+// shows objects unless --show-managed-fields; it copies only the maps it
+// changes, and returns o itself when it has none.
+func OmitManagedFields(o *unstructured.Unstructured) *unstructured.Unstructured {
+	m, ok := o.Object["metadata"].(map[string]any)
+	if !ok {
+		return o
+	}
+	if _, ok := m["managedFields"]; !ok {
+		return o
+	}
+	meta := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != "managedFields" {
+			meta[k] = v
+		}
+	}
+	obj := make(map[string]any, len(o.Object))
+	for k, v := range o.Object {
+		obj[k] = v
+	}
+	obj["metadata"] = meta
+	return &unstructured.Unstructured{Object: obj}
 }
 
 func (p *ObjectPrinter) printValue(w io.Writer, v any) error {
