@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	cbinformers "skiff.dev/component-base/informers"
 	"skiff.dev/component-base/leaderelection"
 	"skiff.dev/component-base/serving"
 	"skiff.dev/controller-manager/pkg/controller/metrics"
@@ -198,7 +199,7 @@ func (c *Config) newControllerContext(ctx context.Context) (*ControllerContext, 
 		Client:      c.Client,
 		Metadata:    md,
 		Discovery:   memory.NewMemCacheClient(dc),
-		Informers:   informers.NewSharedInformerFactory(c.Client, c.Options.ResyncPeriod),
+		Informers:   informers.NewSharedInformerFactoryWithOptions(c.Client, c.Options.ResyncPeriod, informers.WithTransform(cbinformers.TrimManagedFields)),
 		Broadcaster: record.NewBroadcaster(record.WithContext(ctx)),
 		Metrics:     c.Metrics,
 		RESTConfig:  c.RESTConfig,

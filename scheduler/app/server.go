@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	cbinformers "skiff.dev/component-base/informers"
 	"skiff.dev/component-base/leaderelection"
 	"skiff.dev/component-base/serving"
 	"skiff.dev/scheduler/pkg/framework"
@@ -126,7 +127,7 @@ func setup(ctx context.Context, o *Options, restCfg *rest.Config, registry frame
 		}
 		profiles = append(profiles, scheduler.Profile{Framework: fwk, Recorder: recorder})
 	}
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(cbinformers.TrimManagedFields))
 	l, err := listers(client.Discovery(), factory)
 	if err != nil {
 		return nil, err

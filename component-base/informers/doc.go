@@ -1,0 +1,2 @@
+// Package informers holds what the daemons' informers share.
+package informers
