@@ -108,3 +108,27 @@ func TestKubectlServerSideApply(t *testing.T) {
 		t.Errorf("dry run changed a to %q", cm.Data["a"])
 	}
 }
+
+// TestKubectlClientToServerSideApply: an object made by client-side apply
+// moves to server-side apply without conflicts, kubectl rewriting the
+// managedFields of kubectl-client-side-apply to its own (a JSON patch of
+// metadata.managedFields, which the server takes as sent).
+func TestKubectlClientToServerSideApply(t *testing.T) {
+	k, _ := newKubectl(t)
+	k.run("apply", "-f", writeFile(t, "cm.yaml", ssaConfigMap))
+	cm := configMapOf(t, k.run("get", "configmap", "ssa", "-o", "json", "--show-managed-fields"))
+	if e := entry(cm, "kubectl-client-side-apply"); e == nil || e.Operation != metav1.ManagedFieldsOperationUpdate || !owns(e, "a") {
+		t.Fatalf("after client-side apply: %+v", cm.ManagedFields)
+	}
+	changed := writeFile(t, "cm2.yaml", strings.Replace(ssaConfigMap, `a: "1"`, `a: "5"`, 1))
+	if out := k.run("apply", "--server-side", "-f", changed); strings.TrimSpace(out) != "configmap/ssa serverside-applied" {
+		t.Errorf("server-side apply after client-side: %q", out)
+	}
+	cm = configMapOf(t, k.run("get", "configmap", "ssa", "-o", "json", "--show-managed-fields"))
+	if cm.Data["a"] != "5" {
+		t.Errorf("a = %q", cm.Data["a"])
+	}
+	if entry(cm, "kubectl-client-side-apply") != nil || !owns(entry(cm, "kubectl"), "a") || entry(cm, "kubectl").Operation != metav1.ManagedFieldsOperationApply {
+		t.Errorf("managedFields after the move: %+v", cm.ManagedFields)
+	}
+}
