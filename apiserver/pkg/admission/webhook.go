@@ -1,13 +1,9 @@
 package admission
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"sort"
@@ -28,6 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
+
+	"skiff.dev/apiserver/pkg/webhook"
 )
 
 // Plugin names, as upstream's.
@@ -38,7 +36,7 @@ const (
 
 // ServiceResolver turns a webhook's service reference into a URL and the
 // TLS server name to check.
-type ServiceResolver func(ctx context.Context, namespace, name string, port int32, path string) (url, serverName string, err error)
+type ServiceResolver = webhook.ServiceResolver
 
 // Webhooks calls users' admission webhooks, as upstream's
 // MutatingAdmissionWebhook and ValidatingAdmissionWebhook do, from the
@@ -47,12 +45,10 @@ type Webhooks struct {
 	mu         sync.RWMutex
 	mutating   map[string]*admissionregistrationv1.MutatingWebhookConfiguration
 	validating map[string]*admissionregistrationv1.ValidatingWebhookConfiguration
-	clients    map[string]*http.Client // by CA bundle
+	clients    *webhook.Clients
 
 	// Labels returns a namespace's labels, for namespaceSelector.
 	Labels func(ctx context.Context, namespace string) (map[string]string, error)
-	// Resolve finds a webhook service.
-	Resolve ServiceResolver
 }
 
 // NewWebhooks returns the shared state of both webhook plugins.
@@ -60,9 +56,8 @@ func NewWebhooks(labels func(ctx context.Context, namespace string) (map[string]
 	return &Webhooks{
 		mutating:   map[string]*admissionregistrationv1.MutatingWebhookConfiguration{},
 		validating: map[string]*admissionregistrationv1.ValidatingWebhookConfiguration{},
-		clients:    map[string]*http.Client{},
+		clients:    &webhook.Clients{Resolve: resolve},
 		Labels:     labels,
-		Resolve:    resolve,
 	}
 }
 
@@ -259,48 +254,8 @@ func exempt(a *Attributes) bool {
 	return a.Resource.Group == "admissionregistration.k8s.io" || a.Resource.Group == "authorization.k8s.io"
 }
 
-func (w *Webhooks) client(caBundle []byte) (*http.Client, error) {
-	key := string(caBundle)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if c, ok := w.clients[key]; ok {
-		return c, nil
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if len(caBundle) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(caBundle) {
-			return nil, fmt.Errorf("caBundle holds no PEM certificate")
-		}
-		cfg.RootCAs = pool
-	}
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}}
-	w.clients[key] = c
-	return c, nil
-}
-
 // call sends one AdmissionReview and returns the webhook's response.
 func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (*admissionv1.AdmissionResponse, error) {
-	url, serverName := "", ""
-	switch {
-	case h.config.URL != nil:
-		url = *h.config.URL
-	case h.config.Service != nil:
-		port := int32(443)
-		if h.config.Service.Port != nil {
-			port = *h.config.Service.Port
-		}
-		path := ""
-		if h.config.Service.Path != nil {
-			path = *h.config.Service.Path
-		}
-		var err error
-		if url, serverName, err = w.Resolve(ctx, h.config.Service.Namespace, h.config.Service.Name, port, path); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("no url or service")
-	}
 	req := &admissionv1.AdmissionRequest{
 		UID:         typesUID(uuid.NewString()),
 		Kind:        metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind},
@@ -328,32 +283,9 @@ func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (*admissionv
 	if err != nil {
 		return nil, err
 	}
-	c, err := w.client(h.config.CABundle)
+	data, err := w.clients.Post(ctx, endpoint(h.config), body, h.timeout)
 	if err != nil {
 		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, h.timeout)
-	defer cancel()
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	httpReq.Header.Set("Content-Type", "application/json")
-	httpReq.Header.Set("Accept", "application/json")
-	if serverName != "" {
-		httpReq.Host = serverName
-	}
-	resp, err := c.Do(httpReq)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 3*1024*1024))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("the webhook answered %d", resp.StatusCode)
 	}
 	var out admissionv1.AdmissionReview
 	if err := json.Unmarshal(data, &out); err != nil {
@@ -366,6 +298,15 @@ func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (*admissionv
 		return nil, fmt.Errorf("the webhook answered for uid %q, expected %q", out.Response.UID, req.UID)
 	}
 	return out.Response, nil
+}
+
+// endpoint is where a webhook of a configuration is reached.
+func endpoint(c admissionregistrationv1.WebhookClientConfig) webhook.Endpoint {
+	e := webhook.Endpoint{URL: c.URL, CABundle: c.CABundle}
+	if c.Service != nil {
+		e.Namespace, e.Name, e.Port, e.Path = c.Service.Namespace, c.Service.Name, c.Service.Port, c.Service.Path
+	}
+	return e
 }
 
 // denied is upstream's error for a webhook that refused a request.
