@@ -18,6 +18,7 @@ import (
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage"
+	"skiff.dev/apiserver/pkg/webhook"
 )
 
 // StorageFactory builds the storage of a custom resource's storage version
@@ -40,6 +41,8 @@ type Controller struct {
 	NewStorage StorageFactory
 	// Admission is the chain custom resources pass, as every kind.
 	Admission registry.Admission
+	// Webhooks reaches the conversion webhooks of CRDs that have one.
+	Webhooks *webhook.Clients
 	// RetryInterval paces the retries of a cleanup that waits for the
 	// finalizers of instances; a second when zero.
 	RetryInterval time.Duration
@@ -334,9 +337,10 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 	sort.SliceStable(views, func(i, j int) bool { return order[views[i].r.Version] < order[views[j].r.Version] })
 	inner, run := c.NewStorage(storageRow)
 	storageGV := storageRow.GroupVersion()
+	conv := newConverter(crd, c.Webhooks)
 	s := &served{uid: crd.UID, signature: sig, terminating: terminating}
 	for _, v := range views {
-		view := registry.NewSharedStorage(inner, versionView(v.r.GroupVersion(), storageGV, v.r.ListKindName(), v.sch))
+		view := registry.NewSharedStorage(inner, versionView(v.r.GroupVersion(), storageGV, v.r.ListKindName(), v.sch, conv))
 		s.stores = append(s.stores, &registry.Store{R: v.r, Storage: view, Admission: c.Admission})
 	}
 	runCtx, cancel := context.WithCancel(ctx)

@@ -248,21 +248,21 @@ func scaleAccessor(sc *apiextensionsv1.CustomResourceSubresourceScale) *registry
 }
 
 // versionView serves one version from the storage of the storage version:
-// apiVersion is rewritten both ways (conversion strategy None), and the
-// version's defaults are applied to what is read.
-func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind string, sch *Schema) *registry.SharedStorage {
-	from := func(obj runtime.Object) (runtime.Object, error) {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return nil, fmt.Errorf("expected a custom resource, got %T", obj)
+// objects are converted both ways by the CRD's conversion (None rewrites
+// apiVersion; a webhook converts), and the version's defaults are applied
+// to what is read.
+func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind string, sch *Schema, conv converter) *registry.SharedStorage {
+	fromStored := func(objs []*unstructured.Unstructured) error {
+		if err := conv.convert(objs, gv); err != nil {
+			return err
 		}
-		c := u.DeepCopy()
-		c.SetAPIVersion(gv.String())
-		// Bookmarks carry no object to default.
-		if c.GetName() != "" {
-			sch.Default(c.Object)
+		for _, c := range objs {
+			// Bookmarks carry no object to default.
+			if c.GetName() != "" {
+				sch.Default(c.Object)
+			}
 		}
-		return c, nil
+		return nil
 	}
 	return &registry.SharedStorage{
 		ToStored: func(obj runtime.Object) (runtime.Object, error) {
@@ -270,10 +270,27 @@ func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind
 			if !ok {
 				return nil, fmt.Errorf("expected a custom resource, got %T", obj)
 			}
-			u.SetAPIVersion(storageGV.String())
+			if err := conv.convert([]*unstructured.Unstructured{u}, storageGV); err != nil {
+				return nil, err
+			}
 			return u, nil
 		},
-		FromStored:    from,
+		FromStored: func(obj runtime.Object) (runtime.Object, error) {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return nil, fmt.Errorf("expected a custom resource, got %T", obj)
+			}
+			c := u.DeepCopy()
+			if c.GetName() == "" {
+				// A bookmark: nothing to convert.
+				c.SetAPIVersion(gv.String())
+				return c, nil
+			}
+			if err := fromStored([]*unstructured.Unstructured{c}); err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
 		NewStoredList: func() runtime.Object { return &unstructured.UnstructuredList{} },
 		ListFromStored: func(obj runtime.Object) (runtime.Object, error) {
 			l, ok := obj.(*unstructured.UnstructuredList)
@@ -283,13 +300,17 @@ func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind
 			out := &unstructured.UnstructuredList{Object: runtime.DeepCopyJSON(l.Object)}
 			out.SetAPIVersion(gv.String())
 			out.SetKind(listKind)
-			out.Items = make([]unstructured.Unstructured, 0, len(l.Items))
+			items := make([]*unstructured.Unstructured, len(l.Items))
 			for i := range l.Items {
-				c, err := from(&l.Items[i])
-				if err != nil {
-					return nil, err
-				}
-				out.Items = append(out.Items, *c.(*unstructured.Unstructured))
+				items[i] = l.Items[i].DeepCopy()
+			}
+			// One conversion for the whole list, as upstream's.
+			if err := fromStored(items); err != nil {
+				return nil, err
+			}
+			out.Items = make([]unstructured.Unstructured, len(items))
+			for i, it := range items {
+				out.Items[i] = *it
 			}
 			return out, nil
 		},

@@ -62,9 +62,7 @@ func validateSpec(spec *apiextensionsv1.CustomResourceDefinitionSpec, p *field.P
 	}
 	errs = append(errs, validateNames(&spec.Names, p.Child("names"))...)
 	errs = append(errs, validateVersions(spec.Versions, p.Child("versions"))...)
-	if c := spec.Conversion; c != nil && c.Strategy != apiextensionsv1.NoneConverter {
-		errs = append(errs, field.NotSupported(p.Child("conversion", "strategy"), c.Strategy, []string{string(apiextensionsv1.NoneConverter)}))
-	}
+	errs = append(errs, validateConversion(spec.Conversion, p.Child("conversion"))...)
 	return errs
 }
 

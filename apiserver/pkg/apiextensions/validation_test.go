@@ -8,6 +8,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 )
 
 func validCRD() *apiextensionsv1.CustomResourceDefinition {
@@ -60,9 +61,24 @@ func TestValidateCRD(t *testing.T) {
 		{"scale path", func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Subresources = &apiextensionsv1.CustomResourceSubresources{Scale: &apiextensionsv1.CustomResourceSubresourceScale{SpecReplicasPath: ".status.n", StatusReplicasPath: ".status.r"}}
 		}, []string{`spec.versions[0].subresources.scale.specReplicasPath: Invalid value: ".status.n": should be a json path under .spec`}},
-		{"webhook conversion", func(c *apiextensionsv1.CustomResourceDefinition) {
+		{"webhook conversion without a webhook", func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter}
-		}, []string{`spec.conversion.strategy: Unsupported value: "Webhook"`}},
+		}, []string{`spec.conversion.webhook: Required value: required when strategy is set to Webhook`}},
+		{"webhook conversion without a client or review versions", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v2"}}}
+		}, []string{
+			`spec.conversion.webhook.clientConfig: Required value: required when strategy is set to Webhook`,
+			`spec.conversion.webhook.conversionReviewVersions: Invalid value: []string{"v2"}: must include at least one of v1, v1beta1`,
+		}},
+		{"webhook conversion with both url and service", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"}, ClientConfig: &apiextensionsv1.WebhookClientConfig{
+					URL: ptr.To("https://x"), Service: &apiextensionsv1.ServiceReference{Namespace: "n", Name: "s"}}}}
+		}, []string{`spec.conversion.webhook.clientConfig: Required value: exactly one of url or service is required`}},
+		{"unknown strategy", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: "Magic"}
+		}, []string{`spec.conversion.strategy: Unsupported value: "Magic": supported values: "None", "Webhook"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

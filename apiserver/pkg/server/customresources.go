@@ -12,6 +12,7 @@ import (
 	"skiff.dev/apiserver/pkg/storage"
 	"skiff.dev/apiserver/pkg/storage/cacher"
 	"skiff.dev/apiserver/pkg/storage/etcd3"
+	"skiff.dev/apiserver/pkg/webhook"
 )
 
 // newCustomStorage builds the storage of a custom resource: JSON in etcd,
@@ -40,6 +41,7 @@ func (s *Server) newCRDController() *apiextensions.Controller {
 		CRDs:       s.store("apiextensions.k8s.io", "customresourcedefinitions"),
 		NewStorage: s.newCustomStorage,
 		Admission:  s.admission,
+		Webhooks:   &webhook.Clients{Resolve: s.resolveWebhookService},
 		Serve:      s.serveCustom,
 		Synced:     s.crdSynced,
 	}
