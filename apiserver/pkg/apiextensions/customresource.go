@@ -121,8 +121,12 @@ func (s customStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) 
 func (s customStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	u, o := obj.(*unstructured.Unstructured), old.(*unstructured.Unstructured)
 	if s.statusEndpoint {
+		// Only the status changes; managedFields too, as upstream's: they
+		// hold what this write's manager now owns.
 		status, ok := u.Object["status"]
+		managed := u.GetManagedFields()
 		*u = *o.DeepCopy()
+		u.SetManagedFields(managed)
 		if ok {
 			u.Object["status"] = status
 		} else {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
@@ -109,8 +110,15 @@ func (h *Handler) applyFunc(w http.ResponseWriter, r *http.Request, s *registry.
 // decodeApplyPatch decodes an apply patch: YAML (or JSON) of one object.
 // With fieldValidation=Strict a duplicate field is an error, as upstream's.
 func decodeApplyPatch(data []byte, directive string) (*unstructured.Unstructured, error) {
+	// Through JSON with apimachinery's decoder, so that integers are int64
+	// as in every other decoded object (a custom resource's integer fields
+	// are checked as such).
 	patch := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &patch.Object); err != nil {
+	j, err := yaml.YAMLToJSON(data)
+	if err == nil {
+		err = utiljson.Unmarshal(j, &patch.Object)
+	}
+	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 	}
 	if patch.Object == nil {

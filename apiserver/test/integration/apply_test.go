@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1apply "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
@@ -220,5 +221,74 @@ func TestServerSideApplyErrors(t *testing.T) {
 	}
 	if code, body := raw(t, ts, http.MethodPatch, path+"?fieldManager=x", apply, []byte(cm)); code != http.StatusOK {
 		t.Errorf("second apply: %d %s", code, body)
+	}
+}
+
+// TestServerSideApplyCustomResource: apply on a custom resource with a
+// preserved-unknown subtree, a status subresource and a second version:
+// the fields of each manager are tracked and merged, unknown fields under
+// x-kubernetes-preserve-unknown-fields are kept and owned, an Update at the
+// other version keeps the ownership readable.
+func TestServerSideApplyCustomResource(t *testing.T) {
+	ts := start(t, nil)
+	ext, dyn := crdClients(t, ts)
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx(t), widgetCRD(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEstablished(t, ext, dyn, "widgets."+widgetGroup, widgetsV1)
+	widgets := dyn.Resource(widgetsV1).Namespace("default")
+	applyYAML := func(manager, body string, force bool) (*unstructured.Unstructured, error) {
+		return widgets.Patch(ctx(t), "w", types.ApplyPatchType, []byte(body), metav1.PatchOptions{FieldManager: manager, Force: &force})
+	}
+	w, err := applyYAML("owner", `{"apiVersion":"example.skiff.dev/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","extra":{"free":{"form":1}}}}`, false)
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if got, _, _ := unstructured.NestedInt64(w.Object, "spec", "extra", "free", "form"); got != 1 {
+		t.Errorf("preserved field: %v", w.Object["spec"])
+	}
+	if got, _, _ := unstructured.NestedInt64(w.Object, "spec", "replicas"); got != 1 {
+		t.Errorf("default not applied: %v", w.Object["spec"])
+	}
+	e := managedEntry(w, "owner", "")
+	if e == nil || !strings.Contains(string(e.FieldsV1.Raw), `"f:extra"`) || !strings.Contains(string(e.FieldsV1.Raw), `"f:color"`) {
+		t.Fatalf("owner's entry: %+v", w.GetManagedFields())
+	}
+	if _, err := applyYAML("other", `{"apiVersion":"example.skiff.dev/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"blue"}}`, false); !apierrors.IsConflict(err) {
+		t.Errorf("conflicting apply: %v", err)
+	}
+	w, err = applyYAML("tagger", `{"apiVersion":"example.skiff.dev/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"tags":["a"]}}`, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec := w.Object["spec"].(map[string]any); spec["color"] != "red" || len(spec["tags"].([]any)) != 1 {
+		t.Errorf("after a second manager: %v", spec)
+	}
+	// Status through its subresource.
+	st, err := widgets.Patch(ctx(t), "w", types.ApplyPatchType,
+		[]byte(`{"apiVersion":"example.skiff.dev/v1","kind":"Widget","metadata":{"name":"w"},"status":{"replicas":1}}`),
+		metav1.PatchOptions{FieldManager: "controller"}, "status")
+	if err != nil {
+		t.Fatalf("apply status: %v", err)
+	}
+	if managedEntry(st, "controller", "status") == nil {
+		t.Errorf("status entry: %+v", st.GetManagedFields())
+	}
+	// An update at v1beta1 is recorded at v1beta1, and apply at v1 still
+	// reads every entry.
+	old, err := dyn.Resource(widgetsV1beta1).Namespace("default").Get(ctx(t), "w", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(old.Object, "L", "spec", "size")
+	upd, err := dyn.Resource(widgetsV1beta1).Namespace("default").Update(ctx(t), old, metav1.UpdateOptions{FieldManager: "resizer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := managedEntry(upd, "resizer", ""); e == nil || e.APIVersion != widgetGroup+"/v1beta1" {
+		t.Errorf("resizer's entry: %+v", upd.GetManagedFields())
+	}
+	if _, err := applyYAML("owner", `{"apiVersion":"example.skiff.dev/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","size":"S"}}`, false); !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "resizer"`) {
+		t.Errorf("apply over the v1beta1 update: %v", err)
 	}
 }
