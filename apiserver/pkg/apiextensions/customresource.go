@@ -170,7 +170,12 @@ func (s customStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Objec
 }
 
 func (s customStrategy) validateContent(u *unstructured.Unstructured, old map[string]any) field.ErrorList {
-	errs := s.schema.Validate(u.Object, old)
+	var errs field.ErrorList
+	if old == nil {
+		errs = s.schema.Validate(u.Object, nil)
+	} else {
+		errs = s.schema.ValidateUpdate(u.Object, old)
+	}
 	if s.scale != nil {
 		errs = append(errs, validateReplicas(u, s.scale.SpecReplicasPath)...)
 		if s.hasStatus {

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	openapierrors "k8s.io/kube-openapi/pkg/validation/errors"
@@ -83,10 +85,117 @@ func (s *Schema) Validate(obj, old map[string]any) field.ErrorList {
 	for _, e := range errs {
 		// As upstream: rules do not run on values of the wrong type.
 		if e.Type == field.ErrorTypeTypeInvalid || e.Type == field.ErrorTypeNotSupported {
-			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+			return append(errs, field.Invalid(nil, nil, rulesNotChecked))
 		}
 	}
 	return append(errs, s.rules.validate(obj, old, old != nil, s.props, "", nil)...)
+}
+
+// rulesNotChecked is upstream's word for rules left out of an object with
+// type errors.
+const rulesNotChecked = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+
+// ValidateUpdate is Validate for an update, with upstream's validation
+// ratcheting (on by default since Kubernetes 1.30): an error the old object
+// had too, on a value the update did not change, is dropped, so an object
+// stored before its schema tightened can still be changed elsewhere.
+// Values under a list are unchanged only when the whole list is.
+func (s *Schema) ValidateUpdate(obj, old map[string]any) field.ErrorList {
+	errs := s.Validate(obj, old)
+	if len(errs) == 0 {
+		return nil
+	}
+	had := map[string]bool{}
+	for _, e := range s.Validate(old, nil) {
+		had[e.Error()] = true
+	}
+	// The old object's rules, even where its type errors kept them from
+	// running: what they report is what an unchanged value may keep.
+	for _, e := range s.rules.validate(old, nil, false, s.props, "", nil) {
+		had[e.Error()] = true
+	}
+	keep := func(e *field.Error) bool { return !had[e.Error()] || !unchangedAt(e.Field, obj, old) }
+	var out field.ErrorList
+	skipped := false
+	for _, e := range errs {
+		switch {
+		case e.Field == "<nil>" && e.Detail == rulesNotChecked:
+			skipped = true
+		case keep(e):
+			out = append(out, e)
+		}
+	}
+	if !skipped {
+		return out
+	}
+	for _, e := range out {
+		if e.Type == field.ErrorTypeTypeInvalid || e.Type == field.ErrorTypeNotSupported {
+			return append(out, field.Invalid(nil, nil, rulesNotChecked))
+		}
+	}
+	// Every type error was ratcheted: the rules run after all.
+	for _, e := range s.rules.validate(obj, old, true, s.props, "", nil) {
+		if keep(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// unchangedAt reports whether the value at a field path ("spec.ports[1].name",
+// "spec.labels[app]") is the same in obj and old; a path through a list
+// counts as unchanged only if the whole list is. A path it cannot follow is
+// changed.
+func unchangedAt(path string, obj, old map[string]any) bool {
+	var cur, prev any = obj, old
+	for _, step := range pathSteps(path) {
+		if _, isList := cur.([]any); isList && !equality.Semantic.DeepEqual(cur, prev) {
+			return false
+		}
+		var ok1, ok2 bool
+		cur, ok1 = stepInto(cur, step)
+		prev, ok2 = stepInto(prev, step)
+		if !ok1 || !ok2 {
+			return false
+		}
+	}
+	return equality.Semantic.DeepEqual(cur, prev)
+}
+
+// pathSteps splits a field path into names and bracketed keys or indexes.
+func pathSteps(path string) []string {
+	var steps []string
+	for _, part := range strings.Split(path, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			steps = append(steps, name)
+		}
+		for rest != "" {
+			var key string
+			key, rest, _ = strings.Cut(rest, "]")
+			steps = append(steps, "["+key)
+			rest = strings.TrimPrefix(rest, "[")
+		}
+	}
+	return steps
+}
+
+func stepInto(v any, step string) (any, bool) {
+	switch val := v.(type) {
+	case map[string]any:
+		child, ok := val[strings.TrimPrefix(step, "[")]
+		return child, ok
+	case []any:
+		if !strings.HasPrefix(step, "[") {
+			return nil, false
+		}
+		i, err := strconv.Atoi(step[1:])
+		if err != nil || i < 0 || i >= len(val) {
+			return nil, false
+		}
+		return val[i], true
+	}
+	return nil, false
 }
 
 // validateLists checks x-kubernetes-list-type: a set holds no value twice,

@@ -293,3 +293,59 @@ func TestTransitionRules(t *testing.T) {
 		t.Errorf("optionalOldSelf without oldSelf: %v", errs)
 	}
 }
+
+// TestValidationRatcheting: on update, an error the old object had too, on
+// a value the update left alone, does not block the update; a changed
+// value, a new error, or a value under a changed list still fail.
+func TestValidationRatcheting(t *testing.T) {
+	s := mustSchema(t, `{
+  "type": "object",
+  "properties": {
+    "spec": {
+      "type": "object",
+      "properties": {
+        "name": {"type": "string", "maxLength": 3},
+        "mode": {"type": "string", "enum": ["a", "b"]},
+        "count": {"type": "integer", "x-kubernetes-validations": [{"rule": "self < 10"}]},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 2}},
+        "labels": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 2}}
+      }
+    }
+  }
+}`)
+	old := `{"spec":{"name":"toolong","mode":"z","count":50,"tags":["abc"],"labels":{"k":"long"}}}`
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"untouched invalid fields", `{"spec":{"name":"toolong","mode":"z","count":50,"tags":["abc"],"labels":{"k":"long","x":"ok"}}}`, nil},
+		{"a changed invalid value fails", `{"spec":{"name":"stilltoolong","mode":"z","count":50,"tags":["abc"],"labels":{"k":"long"}}}`, []string{
+			`spec.name: Too long: may not be more than 3 bytes`,
+		}},
+		{"a new error fails", `{"spec":{"name":"toolong","mode":"z","count":50,"tags":["abc"],"labels":{"k":"long","n":"new!"}}}`, []string{
+			`spec.labels.n: Too long: may not be more than 2 bytes`,
+		}},
+		{"a changed list is checked whole", `{"spec":{"name":"toolong","mode":"z","count":50,"tags":["abc","ok"],"labels":{"k":"long"}}}`, []string{
+			`spec.tags[0]: Too long: may not be more than 2 bytes`,
+		}},
+		{"a rule on a changed value", `{"spec":{"name":"toolong","mode":"z","count":51,"tags":["abc"],"labels":{"k":"long"}}}`, []string{
+			`spec.count: Invalid value: "integer": failed rule: self < 10`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range s.ValidateUpdate(object(t, tt.in), object(t, old)) {
+				got = append(got, e.Error())
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
+	}
+	// A create is never ratcheted.
+	if errs := s.Validate(object(t, old), nil); len(errs) == 0 {
+		t.Error("the old object validates")
+	}
+}
