@@ -536,6 +536,12 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Sto
 		return h.trackFields(r, s, sub, current, obj.DeepCopyObject(), opts.FieldManager), nil
 	}
 	out, created, err := s.Update(r.Context(), ns, name, fn, strategy, dry)
+	h.respondUpdated(w, r, gr, name, out, created, err)
+}
+
+// respondUpdated answers a write that may have created its object: 201
+// then, 200 otherwise.
+func (h *Handler) respondUpdated(w http.ResponseWriter, r *http.Request, gr schema.GroupResource, name string, out runtime.Object, created bool, err error) {
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
 		return

@@ -160,15 +160,7 @@ func (h *Handler) apply(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		update = s.Update
 	}
 	out, created, err := update(r.Context(), ns, name, fn, strategy, dry)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	code := http.StatusOK
-	if created {
-		code = http.StatusCreated
-	}
-	h.respond(w, r, code, out, false)
+	h.respondUpdated(w, r, gr, name, out, created, err)
 }
 
 func fieldErrors(path string, value any, msg string) field.ErrorList {
