@@ -46,6 +46,31 @@ type Attributes struct {
 	DryRun            bool
 
 	rollbacks []func()
+	// lists are the collections read for this write (listOnce).
+	lists []requestList
+}
+
+// requestList is one collection read for a write.
+type requestList struct {
+	group, resource, namespace string
+	items                      []runtime.Object
+}
+
+// listOnce lists a collection through objs once per write: a plugin that
+// needs it in Admit and again in Validate (LimitRanger) makes one watch
+// cache read and sees the same objects in both. A failed read is not kept.
+func (a *Attributes) listOnce(ctx context.Context, objs Objects, group, resource, namespace string) ([]runtime.Object, error) {
+	for _, l := range a.lists {
+		if l.group == group && l.resource == resource && l.namespace == namespace {
+			return l.items, nil
+		}
+	}
+	items, err := objs.List(ctx, group, resource, namespace)
+	if err != nil {
+		return nil, err
+	}
+	a.lists = append(a.lists, requestList{group: group, resource: resource, namespace: namespace, items: items})
+	return items, nil
 }
 
 // MutationInterface changes objects.

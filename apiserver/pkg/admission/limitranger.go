@@ -44,10 +44,15 @@ func (l *LimitRanger) handles(a *Attributes) bool {
 	return false
 }
 
-func (l *LimitRanger) ranges(ctx context.Context, ns string) ([]*corev1.LimitRange, error) {
-	list, err := l.Objects.List(ctx, "", "limitranges", ns)
+// ranges are the LimitRanges of the write's namespace, read once for Admit
+// and Validate.
+func (l *LimitRanger) ranges(ctx context.Context, a *Attributes) ([]*corev1.LimitRange, error) {
+	list, err := a.listOnce(ctx, l.Objects, "", "limitranges", a.Namespace)
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("listing LimitRanges: %v", err))
+	}
+	if len(list) == 0 {
+		return nil, nil
 	}
 	out := make([]*corev1.LimitRange, 0, len(list))
 	for _, obj := range list {
@@ -67,7 +72,7 @@ func (l *LimitRanger) Admit(ctx context.Context, a *Attributes) error {
 	if !ok {
 		return nil
 	}
-	ranges, err := l.ranges(ctx, a.Namespace)
+	ranges, err := l.ranges(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -147,7 +152,7 @@ func (l *LimitRanger) Validate(ctx context.Context, a *Attributes) error {
 	if !l.handles(a) {
 		return nil
 	}
-	ranges, err := l.ranges(ctx, a.Namespace)
+	ranges, err := l.ranges(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -188,8 +193,10 @@ func validatePodLimits(lr *corev1.LimitRange, pod *corev1.Pod) []error {
 	for _, limit := range lr.Spec.Limits {
 		switch limit.Type {
 		case corev1.LimitTypeContainer:
-			for _, c := range append(append([]corev1.Container{}, pod.Spec.Containers...), pod.Spec.InitContainers...) {
-				check(limit, string(corev1.LimitTypeContainer), c.Resources.Requests, c.Resources.Limits)
+			for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+				for i := range cs {
+					check(limit, string(corev1.LimitTypeContainer), cs[i].Resources.Requests, cs[i].Resources.Limits)
+				}
 			}
 		case corev1.LimitTypePod:
 			requests, limits := podTotals(pod)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -55,7 +56,9 @@ func (r *ResourceQuota) quotas(ctx context.Context, ns string) ([]*corev1.Resour
 			out = append(out, q)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if len(out) > 1 {
+		slices.SortFunc(out, func(x, y *corev1.ResourceQuota) int { return strings.Compare(x.Name, y.Name) })
+	}
 	return out, nil
 }
 
@@ -64,29 +67,20 @@ func (r *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	if a.Namespace == "" || a.Object == nil {
 		return nil
 	}
-	gr := a.Resource.GroupResource()
-	var charge, release corev1.ResourceList
-	switch {
-	case a.Operation == Create && a.Subresource == "":
-		charge = Usage(gr, a.Object)
-	case a.Operation == Update && gr == podsGR && a.Subresource == "status":
-		// A pod turning terminal releases its compute usage.
-		pod, ok := a.Object.(*corev1.Pod)
-		old, okOld := a.OldObject.(*corev1.Pod)
-		if !ok || !okOld || podTerminal(old) || !podTerminal(pod) {
-			return nil
-		}
-		release = quotaSub(Usage(gr, old), Usage(gr, pod))
-	case a.Operation == Update && a.Subresource == "" && a.OldObject != nil && (gr == servicesGR || gr == claimsGR):
-		// A Service changing type, a claim asking for more storage.
-		charge, release = usageChange(Usage(gr, a.OldObject), Usage(gr, a.Object))
-	default:
+	delta := quotaDelta(a)
+	if delta == nil {
 		return nil
 	}
+	// The quotas first: a namespace without any (the common case) costs no
+	// usage computation.
 	quotas, err := r.quotas(ctx, a.Namespace)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("listing resource quotas: %v", err))
 	}
+	if len(quotas) == 0 {
+		return nil
+	}
+	charge, release := delta()
 	var undo []func()
 	rollback := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -107,6 +101,32 @@ func (r *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	}
 	if len(undo) > 0 {
 		a.OnFailure(rollback)
+	}
+	return nil
+}
+
+// quotaDelta returns, for a write that can change quota usage, the function
+// computing what it charges and what it releases; nil for other writes.
+func quotaDelta(a *Attributes) func() (charge, release corev1.ResourceList) {
+	gr := a.Resource.GroupResource()
+	switch {
+	case a.Operation == Create && a.Subresource == "":
+		return func() (corev1.ResourceList, corev1.ResourceList) { return Usage(gr, a.Object), nil }
+	case a.Operation == Update && gr == podsGR && a.Subresource == "status":
+		// A pod turning terminal releases its compute usage.
+		pod, ok := a.Object.(*corev1.Pod)
+		old, okOld := a.OldObject.(*corev1.Pod)
+		if !ok || !okOld || podTerminal(old) || !podTerminal(pod) {
+			return nil
+		}
+		return func() (corev1.ResourceList, corev1.ResourceList) {
+			return nil, quotaSub(Usage(gr, old), Usage(gr, pod))
+		}
+	case a.Operation == Update && a.Subresource == "" && a.OldObject != nil && (gr == servicesGR || gr == claimsGR):
+		// A Service changing type, a claim asking for more storage.
+		return func() (corev1.ResourceList, corev1.ResourceList) {
+			return usageChange(Usage(gr, a.OldObject), Usage(gr, a.Object))
+		}
 	}
 	return nil
 }
@@ -307,12 +327,15 @@ func (r *ResourceQuota) Deleted(ctx context.Context, a *Attributes) {
 	if a.Namespace == "" || a.OldObject == nil || a.DryRun {
 		return
 	}
-	delta := Usage(a.Resource.GroupResource(), a.OldObject)
 	quotas, err := r.quotas(ctx, a.Namespace)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "listing quotas to release a deleted object's usage", "namespace", a.Namespace)
 		return
 	}
+	if len(quotas) == 0 {
+		return
+	}
+	delta := Usage(a.Resource.GroupResource(), a.OldObject)
 	for _, q := range quotas {
 		names := matchingNames(q, a.OldObject, delta)
 		if len(names) == 0 {
