@@ -76,8 +76,8 @@ type containerRef struct {
 	c    *corev1.Container
 }
 
-func allContainers(spec *corev1.PodSpec) []containerRef {
-	out := make([]containerRef, 0, len(spec.InitContainers)+len(spec.Containers)+len(spec.EphemeralContainers))
+// appendContainers appends every container of spec to out.
+func appendContainers(out []containerRef, spec *corev1.PodSpec) []containerRef {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		out = append(out, containerRef{c.Name, c.SecurityContext, c})
@@ -112,7 +112,8 @@ func plural(n int, one, many string) string {
 // upstream's pod-security admission words them.
 func CheckBaseline(spec *corev1.PodSpec, annotations map[string]string) []string {
 	var out []string
-	cs := allContainers(spec)
+	var buf [8]containerRef // pods rarely have more: no allocation
+	cs := appendContainers(buf[:0], spec)
 	var hostNS []string
 	if spec.HostNetwork {
 		hostNS = append(hostNS, "hostNetwork=true")

@@ -67,8 +67,8 @@ func (r *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	if a.Namespace == "" || a.Object == nil {
 		return nil
 	}
-	delta := quotaDelta(a)
-	if delta == nil {
+	change := quotaChangeOf(a)
+	if change == noQuotaChange {
 		return nil
 	}
 	// The quotas first: a namespace without any (the common case) costs no
@@ -80,7 +80,7 @@ func (r *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	if len(quotas) == 0 {
 		return nil
 	}
-	charge, release := delta()
+	charge, release := quotaDelta(a, change)
 	var undo []func()
 	rollback := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -105,30 +105,50 @@ func (r *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	return nil
 }
 
-// quotaDelta returns, for a write that can change quota usage, the function
-// computing what it charges and what it releases; nil for other writes.
-func quotaDelta(a *Attributes) func() (charge, release corev1.ResourceList) {
+// quotaChange is how a write can change quota usage.
+type quotaChange int
+
+const (
+	noQuotaChange quotaChange = iota
+	// createCharge: a create charges the new object's usage.
+	createCharge
+	// terminalRelease: a pod turning terminal releases its compute usage.
+	terminalRelease
+	// usageUpdate: a Service changing type, a claim asking for more storage.
+	usageUpdate
+)
+
+// quotaChangeOf classifies a write, without computing any usage.
+func quotaChangeOf(a *Attributes) quotaChange {
 	gr := a.Resource.GroupResource()
 	switch {
 	case a.Operation == Create && a.Subresource == "":
-		return func() (corev1.ResourceList, corev1.ResourceList) { return Usage(gr, a.Object), nil }
+		return createCharge
 	case a.Operation == Update && gr == podsGR && a.Subresource == "status":
-		// A pod turning terminal releases its compute usage.
 		pod, ok := a.Object.(*corev1.Pod)
 		old, okOld := a.OldObject.(*corev1.Pod)
 		if !ok || !okOld || podTerminal(old) || !podTerminal(pod) {
-			return nil
+			return noQuotaChange
 		}
-		return func() (corev1.ResourceList, corev1.ResourceList) {
-			return nil, quotaSub(Usage(gr, old), Usage(gr, pod))
-		}
+		return terminalRelease
 	case a.Operation == Update && a.Subresource == "" && a.OldObject != nil && (gr == servicesGR || gr == claimsGR):
-		// A Service changing type, a claim asking for more storage.
-		return func() (corev1.ResourceList, corev1.ResourceList) {
-			return usageChange(Usage(gr, a.OldObject), Usage(gr, a.Object))
-		}
+		return usageUpdate
 	}
-	return nil
+	return noQuotaChange
+}
+
+// quotaDelta computes what a write of kind c charges and releases.
+func quotaDelta(a *Attributes, c quotaChange) (charge, release corev1.ResourceList) {
+	gr := a.Resource.GroupResource()
+	switch c {
+	case createCharge:
+		return Usage(gr, a.Object), nil
+	case terminalRelease:
+		return nil, quotaSub(Usage(gr, a.OldObject), Usage(gr, a.Object))
+	case usageUpdate:
+		return usageChange(Usage(gr, a.OldObject), Usage(gr, a.Object))
+	}
+	return nil, nil
 }
 
 // chargeAll charges (or releases) delta on every quota it concerns,
