@@ -290,7 +290,7 @@ func matchingNames(q *corev1.ResourceQuota, obj runtime.Object, delta corev1.Res
 			out = append(out, n)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out
 }
 
