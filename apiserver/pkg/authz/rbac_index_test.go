@@ -408,3 +408,31 @@ func TestRBACIndexReason(t *testing.T) {
 		t.Errorf("reason %q, want %q", reason, want)
 	}
 }
+
+// Watch events arrive while requests are authorized (run with -race); a
+// binding that stays throughout keeps allowing.
+func TestRBACConcurrentApplyAndAuthorize(t *testing.T) {
+	r := NewRBAC()
+	writer := &rbacv1.Role{ObjectMeta: meta("team", "writer"), Rules: []rbacv1.PolicyRule{rule([]string{"create"}, []string{""}, "pods")}}
+	r.Apply(watch.Event{Type: watch.Added, Object: writer})
+	r.Apply(watch.Event{Type: watch.Added, Object: &rbacv1.RoleBinding{ObjectMeta: meta("team", "stays"), RoleRef: roleRef("Role", "writer"), Subjects: []rbacv1.Subject{group("devs")}}})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 300; i++ {
+			b := &rbacv1.RoleBinding{ObjectMeta: meta("team", fmt.Sprintf("b%d", i%7)), RoleRef: roleRef("Role", "writer"), Subjects: []rbacv1.Subject{group("devs"), user("alice")}}
+			r.Apply(watch.Event{Type: watch.Added, Object: b})
+			r.Apply(watch.Event{Type: watch.Added, Object: &rbacv1.ClusterRole{ObjectMeta: meta("", fmt.Sprintf("c%d", i%5), "agg", "yes"), Rules: writer.Rules}})
+			r.Apply(watch.Event{Type: watch.Added, Object: &rbacv1.ClusterRole{ObjectMeta: meta("", "agg"),
+				AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"agg": "yes"}}}}}})
+			r.Apply(watch.Event{Type: watch.Deleted, Object: b})
+		}
+	}()
+	a := Attributes{User: &authn.User{Name: "alice", Groups: []string{"devs"}}, ResourceRequest: true, Verb: "create", Resource: "pods", Namespace: "team"}
+	for i := 0; i < 300; i++ {
+		if d, _, _ := r.Authorize(context.Background(), a); d != Allow {
+			t.Fatalf("request %d: %v", i, d)
+		}
+	}
+	<-done
+}
