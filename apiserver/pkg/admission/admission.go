@@ -46,6 +46,46 @@ type Attributes struct {
 	DryRun            bool
 
 	rollbacks []func()
+	// lists are the collections read for this write (listOnce); the first
+	// is kept in place, without an allocation.
+	firstList requestList
+	lists     []requestList
+}
+
+// requestList is one collection read for a write.
+type requestList struct {
+	read                       bool
+	group, resource, namespace string
+	items                      []runtime.Object
+}
+
+// listOnce lists a collection through objs once per write: a plugin that
+// needs it in Admit and again in Validate (LimitRanger) makes one watch
+// cache read and sees the same objects in both. A failed read is not kept.
+func (a *Attributes) listOnce(ctx context.Context, objs Objects, group, resource, namespace string) ([]runtime.Object, error) {
+	if a.firstList.is(group, resource, namespace) {
+		return a.firstList.items, nil
+	}
+	for _, l := range a.lists {
+		if l.is(group, resource, namespace) {
+			return l.items, nil
+		}
+	}
+	items, err := objs.List(ctx, group, resource, namespace)
+	if err != nil {
+		return nil, err
+	}
+	l := requestList{read: true, group: group, resource: resource, namespace: namespace, items: items}
+	if !a.firstList.read {
+		a.firstList = l
+	} else {
+		a.lists = append(a.lists, l)
+	}
+	return items, nil
+}
+
+func (l *requestList) is(group, resource, namespace string) bool {
+	return l.read && l.group == group && l.resource == resource && l.namespace == namespace
 }
 
 // MutationInterface changes objects.

@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,10 +45,15 @@ func (l *LimitRanger) handles(a *Attributes) bool {
 	return false
 }
 
-func (l *LimitRanger) ranges(ctx context.Context, ns string) ([]*corev1.LimitRange, error) {
-	list, err := l.Objects.List(ctx, "", "limitranges", ns)
+// ranges are the LimitRanges of the write's namespace, read once for Admit
+// and Validate.
+func (l *LimitRanger) ranges(ctx context.Context, a *Attributes) ([]*corev1.LimitRange, error) {
+	list, err := a.listOnce(ctx, l.Objects, "", "limitranges", a.Namespace)
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("listing LimitRanges: %v", err))
+	}
+	if len(list) == 0 {
+		return nil, nil
 	}
 	out := make([]*corev1.LimitRange, 0, len(list))
 	for _, obj := range list {
@@ -67,7 +73,7 @@ func (l *LimitRanger) Admit(ctx context.Context, a *Attributes) error {
 	if !ok {
 		return nil
 	}
-	ranges, err := l.ranges(ctx, a.Namespace)
+	ranges, err := l.ranges(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -147,7 +153,7 @@ func (l *LimitRanger) Validate(ctx context.Context, a *Attributes) error {
 	if !l.handles(a) {
 		return nil
 	}
-	ranges, err := l.ranges(ctx, a.Namespace)
+	ranges, err := l.ranges(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -188,8 +194,10 @@ func validatePodLimits(lr *corev1.LimitRange, pod *corev1.Pod) []error {
 	for _, limit := range lr.Spec.Limits {
 		switch limit.Type {
 		case corev1.LimitTypeContainer:
-			for _, c := range append(append([]corev1.Container{}, pod.Spec.Containers...), pod.Spec.InitContainers...) {
-				check(limit, string(corev1.LimitTypeContainer), c.Resources.Requests, c.Resources.Limits)
+			for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+				for i := range cs {
+					check(limit, string(corev1.LimitTypeContainer), cs[i].Resources.Requests, cs[i].Resources.Limits)
+				}
 			}
 		case corev1.LimitTypePod:
 			requests, limits := podTotals(pod)
@@ -256,7 +264,7 @@ func sortedNames(list corev1.ResourceList) []corev1.ResourceName {
 	for k := range list {
 		out = append(out, k)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out
 }
 

@@ -76,8 +76,8 @@ type containerRef struct {
 	c    *corev1.Container
 }
 
-func allContainers(spec *corev1.PodSpec) []containerRef {
-	var out []containerRef
+// appendContainers appends every container of spec to out.
+func appendContainers(out []containerRef, spec *corev1.PodSpec) []containerRef {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		out = append(out, containerRef{c.Name, c.SecurityContext, c})
@@ -112,7 +112,8 @@ func plural(n int, one, many string) string {
 // upstream's pod-security admission words them.
 func CheckBaseline(spec *corev1.PodSpec, annotations map[string]string) []string {
 	var out []string
-	cs := allContainers(spec)
+	var buf [8]containerRef // pods rarely have more: no allocation
+	cs := appendContainers(buf[:0], spec)
 	var hostNS []string
 	if spec.HostNetwork {
 		hostNS = append(hostNS, "hostNetwork=true")
@@ -136,7 +137,7 @@ func CheckBaseline(spec *corev1.PodSpec, annotations map[string]string) []string
 		out = append(out, fmt.Sprintf("privileged (%s %s must not set securityContext.privileged=true)", plural(len(privileged), "container", "containers"), quoted(privileged)))
 	}
 	var capNames, badCaps []string
-	seenCap := map[string]bool{}
+	var seenCap map[string]bool
 	for _, c := range cs {
 		if c.sc == nil || c.sc.Capabilities == nil {
 			continue
@@ -146,6 +147,9 @@ func CheckBaseline(spec *corev1.PodSpec, annotations map[string]string) []string
 			if !baselineCapabilities[cap] {
 				bad = true
 				if !seenCap[string(cap)] {
+					if seenCap == nil {
+						seenCap = map[string]bool{}
+					}
 					seenCap[string(cap)] = true
 					badCaps = append(badCaps, string(cap))
 				}
@@ -188,17 +192,15 @@ func CheckBaseline(spec *corev1.PodSpec, annotations map[string]string) []string
 			plural(len(ports), "uses hostPort", "use hostPorts"), strings.Join(ports, ", ")))
 	}
 	var seLinux []string
-	checkSE := func(o *corev1.SELinuxOptions, where string) {
-		if o != nil && (!allowedSELinuxTypes[o.Type] || o.User != "" || o.Role != "") {
-			seLinux = append(seLinux, where)
-		}
+	badSE := func(o *corev1.SELinuxOptions) bool {
+		return o != nil && (!allowedSELinuxTypes[o.Type] || o.User != "" || o.Role != "")
 	}
-	if spec.SecurityContext != nil {
-		checkSE(spec.SecurityContext.SELinuxOptions, "pod")
+	if spec.SecurityContext != nil && badSE(spec.SecurityContext.SELinuxOptions) {
+		seLinux = append(seLinux, "pod")
 	}
 	for _, c := range cs {
-		if c.sc != nil {
-			checkSE(c.sc.SELinuxOptions, fmt.Sprintf("container %q", c.name))
+		if c.sc != nil && badSE(c.sc.SELinuxOptions) {
+			seLinux = append(seLinux, fmt.Sprintf("container %q", c.name))
 		}
 	}
 	if len(seLinux) > 0 {
@@ -254,17 +256,15 @@ func CheckBaseline(spec *corev1.PodSpec, annotations map[string]string) []string
 			appArmor = append(appArmor, fmt.Sprintf("%s=%q", k, v))
 		}
 	}
-	checkAA := func(p *corev1.AppArmorProfile, where string) {
-		if p != nil && p.Type == corev1.AppArmorProfileTypeUnconfined {
-			appArmor = append(appArmor, where)
-		}
+	unconfined := func(p *corev1.AppArmorProfile) bool {
+		return p != nil && p.Type == corev1.AppArmorProfileTypeUnconfined
 	}
-	if spec.SecurityContext != nil {
-		checkAA(spec.SecurityContext.AppArmorProfile, "pod")
+	if spec.SecurityContext != nil && unconfined(spec.SecurityContext.AppArmorProfile) {
+		appArmor = append(appArmor, "pod")
 	}
 	for _, c := range cs {
-		if c.sc != nil {
-			checkAA(c.sc.AppArmorProfile, fmt.Sprintf("container %q", c.name))
+		if c.sc != nil && unconfined(c.sc.AppArmorProfile) {
+			appArmor = append(appArmor, fmt.Sprintf("container %q", c.name))
 		}
 	}
 	if len(appArmor) > 0 {

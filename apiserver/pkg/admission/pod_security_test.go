@@ -52,6 +52,24 @@ func TestPodSecurityBaseline(t *testing.T) {
 		{name: "unconfined seccomp", pod: base(func(p *corev1.Pod) {
 			p.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}}
 		}), wantError: "seccompProfile (pod must not set"},
+		{name: "seLinux type of pod and container", pod: base(func(p *corev1.Pod) {
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{User: "root"}}
+			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "spc_t"}}
+		}), wantError: `seLinuxOptions (pod, container "app" set forbidden securityContext.seLinuxOptions)`},
+		{name: "allowed seLinux type", pod: base(func(p *corev1.Pod) {
+			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "container_t"}}
+		})},
+		{name: "unconfined AppArmor of a container", pod: base(func(p *corev1.Pod) {
+			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}}
+		}), wantError: `forbidden AppArmor profiles (container "app")`},
+		{name: "unconfined AppArmor of the pod", pod: base(func(p *corev1.Pod) {
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}}
+		}), wantError: `forbidden AppArmor profiles (pod)`},
+		{name: "capabilities of two containers", pod: base(func(p *corev1.Pod) {
+			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN", "NET_ADMIN"}}}
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox",
+				SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}}}}}
+		}), wantError: `non-default capabilities (containers "init", "app" must not include "NET_ADMIN", "SYS_ADMIN" in securityContext.capabilities.add)`},
 		{name: "unsafe sysctl", pod: base(func(p *corev1.Pod) {
 			p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.msgmax", Value: "1"}}}
 		}), wantError: "forbidden sysctls (kernel.msgmax)"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -55,7 +56,9 @@ func (r *ResourceQuota) quotas(ctx context.Context, ns string) ([]*corev1.Resour
 			out = append(out, q)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if len(out) > 1 {
+		slices.SortFunc(out, func(x, y *corev1.ResourceQuota) int { return strings.Compare(x.Name, y.Name) })
+	}
 	return out, nil
 }
 
@@ -64,29 +67,20 @@ func (r *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	if a.Namespace == "" || a.Object == nil {
 		return nil
 	}
-	gr := a.Resource.GroupResource()
-	var charge, release corev1.ResourceList
-	switch {
-	case a.Operation == Create && a.Subresource == "":
-		charge = Usage(gr, a.Object)
-	case a.Operation == Update && gr == podsGR && a.Subresource == "status":
-		// A pod turning terminal releases its compute usage.
-		pod, ok := a.Object.(*corev1.Pod)
-		old, okOld := a.OldObject.(*corev1.Pod)
-		if !ok || !okOld || podTerminal(old) || !podTerminal(pod) {
-			return nil
-		}
-		release = quotaSub(Usage(gr, old), Usage(gr, pod))
-	case a.Operation == Update && a.Subresource == "" && a.OldObject != nil && (gr == servicesGR || gr == claimsGR):
-		// A Service changing type, a claim asking for more storage.
-		charge, release = usageChange(Usage(gr, a.OldObject), Usage(gr, a.Object))
-	default:
+	change := quotaChangeOf(a)
+	if change == noQuotaChange {
 		return nil
 	}
+	// The quotas first: a namespace without any (the common case) costs no
+	// usage computation.
 	quotas, err := r.quotas(ctx, a.Namespace)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("listing resource quotas: %v", err))
 	}
+	if len(quotas) == 0 {
+		return nil
+	}
+	charge, release := quotaDelta(a, change)
 	var undo []func()
 	rollback := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -109,6 +103,52 @@ func (r *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 		a.OnFailure(rollback)
 	}
 	return nil
+}
+
+// quotaChange is how a write can change quota usage.
+type quotaChange int
+
+const (
+	noQuotaChange quotaChange = iota
+	// createCharge: a create charges the new object's usage.
+	createCharge
+	// terminalRelease: a pod turning terminal releases its compute usage.
+	terminalRelease
+	// usageUpdate: a Service changing type, a claim asking for more storage.
+	usageUpdate
+)
+
+// quotaChangeOf classifies a write, without computing any usage.
+func quotaChangeOf(a *Attributes) quotaChange {
+	gr := a.Resource.GroupResource()
+	switch {
+	case a.Operation == Create && a.Subresource == "":
+		return createCharge
+	case a.Operation == Update && gr == podsGR && a.Subresource == "status":
+		pod, ok := a.Object.(*corev1.Pod)
+		old, okOld := a.OldObject.(*corev1.Pod)
+		if !ok || !okOld || podTerminal(old) || !podTerminal(pod) {
+			return noQuotaChange
+		}
+		return terminalRelease
+	case a.Operation == Update && a.Subresource == "" && a.OldObject != nil && (gr == servicesGR || gr == claimsGR):
+		return usageUpdate
+	}
+	return noQuotaChange
+}
+
+// quotaDelta computes what a write of kind c charges and releases.
+func quotaDelta(a *Attributes, c quotaChange) (charge, release corev1.ResourceList) {
+	gr := a.Resource.GroupResource()
+	switch c {
+	case createCharge:
+		return Usage(gr, a.Object), nil
+	case terminalRelease:
+		return nil, quotaSub(Usage(gr, a.OldObject), Usage(gr, a.Object))
+	case usageUpdate:
+		return usageChange(Usage(gr, a.OldObject), Usage(gr, a.Object))
+	}
+	return nil, nil
 }
 
 // chargeAll charges (or releases) delta on every quota it concerns,
@@ -250,7 +290,7 @@ func matchingNames(q *corev1.ResourceQuota, obj runtime.Object, delta corev1.Res
 			out = append(out, n)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out
 }
 
@@ -307,12 +347,15 @@ func (r *ResourceQuota) Deleted(ctx context.Context, a *Attributes) {
 	if a.Namespace == "" || a.OldObject == nil || a.DryRun {
 		return
 	}
-	delta := Usage(a.Resource.GroupResource(), a.OldObject)
 	quotas, err := r.quotas(ctx, a.Namespace)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "listing quotas to release a deleted object's usage", "namespace", a.Namespace)
 		return
 	}
+	if len(quotas) == 0 {
+		return
+	}
+	delta := Usage(a.Resource.GroupResource(), a.OldObject)
 	for _, q := range quotas {
 		names := matchingNames(q, a.OldObject, delta)
 		if len(names) == 0 {

@@ -85,14 +85,16 @@ func automount(sa *corev1.ServiceAccount, pod *corev1.Pod) bool {
 	return true
 }
 
-func (s *ServiceAccount) suffix() string {
+// volumeName is the token volume's: the prefix and five random characters.
+func (s *ServiceAccount) volumeName() string {
 	if s.Suffix != nil {
-		return s.Suffix()
+		return TokenVolumePrefix + s.Suffix()
 	}
 	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	b := make([]byte, 5)
-	for i := range b {
-		b[i] = alphabet[rand.IntN(len(alphabet))]
+	b := make([]byte, 0, len(TokenVolumePrefix)+5)
+	b = append(b, TokenVolumePrefix...)
+	for range 5 {
+		b = append(b, alphabet[rand.IntN(len(alphabet))])
 	}
 	return string(b)
 }
@@ -107,7 +109,7 @@ func (s *ServiceAccount) mountToken(pod *corev1.Pod) {
 	}
 	hasVolume := volumeName != ""
 	if !hasVolume {
-		volumeName = TokenVolumePrefix + s.suffix()
+		volumeName = s.volumeName()
 	}
 	mount := corev1.VolumeMount{Name: volumeName, ReadOnly: true, MountPath: TokenMountPath}
 	needed := false
@@ -135,21 +137,31 @@ func (s *ServiceAccount) mountToken(pod *corev1.Pod) {
 	}
 }
 
+// tokenVolume holds every part of the projected token volume, so that one
+// allocation per pod makes them all (the volume points into it).
+type tokenVolume struct {
+	source     corev1.ProjectedVolumeSource
+	mode       int32
+	expiration int64
+	sources    [3]corev1.VolumeProjection
+	token      corev1.ServiceAccountTokenProjection
+	configMap  corev1.ConfigMapProjection
+	caItems    [1]corev1.KeyToPath
+	downward   corev1.DownwardAPIProjection
+	files      [1]corev1.DownwardAPIVolumeFile
+	fieldRef   corev1.ObjectFieldSelector
+}
+
 // TokenVolumeSource is upstream's projected service account volume.
 func TokenVolumeSource() *corev1.ProjectedVolumeSource {
-	mode := corev1.ProjectedVolumeSourceDefaultMode
-	expiration := tokenExpirationSeconds
-	return &corev1.ProjectedVolumeSource{
-		DefaultMode: &mode,
-		Sources: []corev1.VolumeProjection{
-			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &expiration}},
-			{ConfigMap: &corev1.ConfigMapProjection{
-				LocalObjectReference: corev1.LocalObjectReference{Name: RootCAConfigMap},
-				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
-			}},
-			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
-				Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
-			}}}},
-		},
-	}
+	v := &tokenVolume{mode: corev1.ProjectedVolumeSourceDefaultMode, expiration: tokenExpirationSeconds}
+	v.token = corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &v.expiration}
+	v.caItems[0] = corev1.KeyToPath{Key: "ca.crt", Path: "ca.crt"}
+	v.configMap = corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: RootCAConfigMap}, Items: v.caItems[:]}
+	v.fieldRef = corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}
+	v.files[0] = corev1.DownwardAPIVolumeFile{Path: "namespace", FieldRef: &v.fieldRef}
+	v.downward = corev1.DownwardAPIProjection{Items: v.files[:]}
+	v.sources = [3]corev1.VolumeProjection{{ServiceAccountToken: &v.token}, {ConfigMap: &v.configMap}, {DownwardAPI: &v.downward}}
+	v.source = corev1.ProjectedVolumeSource{DefaultMode: &v.mode, Sources: v.sources[:]}
+	return &v.source
 }

@@ -46,6 +46,10 @@ type Webhooks struct {
 	mutating   map[string]*admissionregistrationv1.MutatingWebhookConfiguration
 	validating map[string]*admissionregistrationv1.ValidatingWebhookConfiguration
 	clients    *webhook.Clients
+	// mutatingHooks and validatingHooks are the webhooks of the
+	// configurations in call order, with their selectors parsed; rebuilt
+	// when a configuration changes, so a request only reads them.
+	mutatingHooks, validatingHooks []hook
 
 	// Labels returns a namespace's labels, for namespaceSelector.
 	Labels func(ctx context.Context, namespace string) (map[string]string, error)
@@ -72,12 +76,14 @@ func (w *Webhooks) Apply(ev watch.Event) {
 		} else if ev.Type == watch.Added || ev.Type == watch.Modified {
 			w.mutating[o.Name] = o
 		}
+		w.mutatingHooks = w.buildHooks(true)
 	case *admissionregistrationv1.ValidatingWebhookConfiguration:
 		if ev.Type == watch.Deleted {
 			delete(w.validating, o.Name)
 		} else if ev.Type == watch.Added || ev.Type == watch.Modified {
 			w.validating[o.Name] = o
 		}
+		w.validatingHooks = w.buildHooks(false)
 	}
 }
 
@@ -87,25 +93,41 @@ func (w *Webhooks) Reset(mutating bool) {
 	defer w.mu.Unlock()
 	if mutating {
 		w.mutating = map[string]*admissionregistrationv1.MutatingWebhookConfiguration{}
+		w.mutatingHooks = nil
 	} else {
 		w.validating = map[string]*admissionregistrationv1.ValidatingWebhookConfiguration{}
+		w.validatingHooks = nil
 	}
 }
 
 // hook is one webhook to call, whichever its kind.
 type hook struct {
-	name              string
-	config            admissionregistrationv1.WebhookClientConfig
-	rules             []admissionregistrationv1.RuleWithOperations
-	failurePolicy     admissionregistrationv1.FailurePolicyType
-	namespaceSelector *metav1.LabelSelector
-	objectSelector    *metav1.LabelSelector
-	timeout           time.Duration
+	name          string
+	config        admissionregistrationv1.WebhookClientConfig
+	rules         []admissionregistrationv1.RuleWithOperations
+	failurePolicy admissionregistrationv1.FailurePolicyType
+	// namespaceSelector and objectSelector are nil when they select
+	// everything; a selector that does not parse is its error, reported
+	// when a request the rules match meets it.
+	namespaceSelector, objectSelector       labels.Selector
+	namespaceSelectorErr, objectSelectorErr error
+	timeout                                 time.Duration
 }
 
+// hooks returns the webhooks of one kind in call order. The slice is
+// shared: callers only read it.
 func (w *Webhooks) hooks(mutating bool) []hook {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
+	if mutating {
+		return w.mutatingHooks
+	}
+	return w.validatingHooks
+}
+
+// buildHooks lists the webhooks of one kind, configurations in name order;
+// w.mu is held.
+func (w *Webhooks) buildHooks(mutating bool) []hook {
 	var names []string
 	if mutating {
 		for n := range w.mutating {
@@ -119,7 +141,9 @@ func (w *Webhooks) hooks(mutating bool) []hook {
 	sort.Strings(names)
 	var out []hook
 	mk := func(name string, cc admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations, fp *admissionregistrationv1.FailurePolicyType, ns, obj *metav1.LabelSelector, t *int32) hook {
-		h := hook{name: name, config: cc, rules: rules, failurePolicy: admissionregistrationv1.Fail, namespaceSelector: ns, objectSelector: obj, timeout: 10 * time.Second}
+		h := hook{name: name, config: cc, rules: rules, failurePolicy: admissionregistrationv1.Fail, timeout: 10 * time.Second}
+		h.namespaceSelector, h.namespaceSelectorErr = parseSelector(ns)
+		h.objectSelector, h.objectSelectorErr = parseSelector(obj)
 		if fp != nil {
 			h.failurePolicy = *fp
 		}
@@ -142,6 +166,15 @@ func (w *Webhooks) hooks(mutating bool) []hook {
 	return out
 }
 
+// parseSelector parses a webhook's selector; nil (and no error) when it
+// selects everything (absent or empty).
+func parseSelector(sel *metav1.LabelSelector) (labels.Selector, error) {
+	if sel == nil || (len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0) {
+		return nil, nil
+	}
+	return metav1.LabelSelectorAsSelector(sel)
+}
+
 func matches(list []string, v string) bool {
 	for _, x := range list {
 		if x == "*" || x == v {
@@ -154,17 +187,17 @@ func matches(list []string, v string) bool {
 // ruleMatches is upstream's rule matching: "*" matches every resource but
 // no subresource, "*/*" everything, "pods/*" every subresource of pods.
 func ruleMatches(r admissionregistrationv1.RuleWithOperations, a *Attributes) bool {
-	if !matches(opStrings(r.Operations), string(a.Operation)) || !matches(r.APIGroups, a.Resource.Group) || !matches(r.APIVersions, a.Resource.Version) {
+	if !matchesOperation(r.Operations, a.Operation) || !matches(r.APIGroups, a.Resource.Group) || !matches(r.APIVersions, a.Resource.Version) {
 		return false
 	}
 	resOK := false
 	for _, res := range r.Resources {
-		parts := strings.SplitN(res, "/", 2)
+		resource, sub, hasSub := strings.Cut(res, "/")
 		switch {
-		case len(parts) == 1:
+		case !hasSub:
 			resOK = a.Subresource == "" && (res == "*" || res == a.Resource.Resource)
 		default:
-			resOK = (parts[0] == "*" || parts[0] == a.Resource.Resource) && (parts[1] == "*" || parts[1] == a.Subresource)
+			resOK = (resource == "*" || resource == a.Resource.Resource) && (sub == "*" || sub == a.Subresource)
 		}
 		if resOK {
 			break
@@ -186,12 +219,14 @@ func ruleMatches(r admissionregistrationv1.RuleWithOperations, a *Attributes) bo
 	return true
 }
 
-func opStrings(ops []admissionregistrationv1.OperationType) []string {
-	out := make([]string, len(ops))
-	for i, o := range ops {
-		out[i] = string(o)
+// matchesOperation: the rule names the operation, or "*".
+func matchesOperation(ops []admissionregistrationv1.OperationType, op Operation) bool {
+	for _, o := range ops {
+		if o == admissionregistrationv1.OperationAll || string(o) == string(op) {
+			return true
+		}
 	}
-	return out
+	return false
 }
 
 func objLabels(obj runtime.Object) map[string]string {
@@ -215,21 +250,20 @@ func (w *Webhooks) selected(ctx context.Context, h hook, a *Attributes) (bool, e
 	if !matched {
 		return false, nil
 	}
-	if sel := h.objectSelector; sel != nil && (len(sel.MatchLabels) > 0 || len(sel.MatchExpressions) > 0) {
-		s, err := metav1.LabelSelectorAsSelector(sel)
-		if err != nil {
-			return false, err
-		}
+	if h.objectSelectorErr != nil {
+		return false, h.objectSelectorErr
+	}
+	if s := h.objectSelector; s != nil {
 		if !s.Matches(labels.Set(objLabels(a.Object))) && !s.Matches(labels.Set(objLabels(a.OldObject))) {
 			return false, nil
 		}
 	}
-	if sel := h.namespaceSelector; sel != nil && (len(sel.MatchLabels) > 0 || len(sel.MatchExpressions) > 0) {
-		s, err := metav1.LabelSelectorAsSelector(sel)
-		if err != nil {
-			return false, err
-		}
+	if h.namespaceSelectorErr != nil {
+		return false, h.namespaceSelectorErr
+	}
+	if s := h.namespaceSelector; s != nil {
 		var nsLabels map[string]string
+		var err error
 		switch {
 		case a.Resource.Resource == "namespaces" && a.Resource.Group == "":
 			nsLabels = objLabels(a.Object)

@@ -170,6 +170,12 @@ func NodeName(a Attributes) (string, bool) {
 	return "", false
 }
 
+// noRelation is the reason a node may not reach an object, built only when
+// it is the answer.
+func noRelation(node string) string {
+	return fmt.Sprintf("no relationship found between node '%s' and this object", node)
+}
+
 // Authorize implements Authorizer.
 func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
 	node, ok := NodeName(a)
@@ -179,7 +185,6 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 	if !a.ResourceRequest {
 		return NoOpinion, "", nil
 	}
-	noRelation := fmt.Sprintf("no relationship found between node '%s' and this object", node)
 	if a.APIGroup == "" {
 		switch a.Resource {
 		case "secrets", "configmaps", "persistentvolumeclaims":
@@ -192,7 +197,7 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 			if related {
 				return Allow, "", nil
 			}
-			return NoOpinion, noRelation, nil
+			return NoOpinion, noRelation(node), nil
 		case "serviceaccounts":
 			// A kubelet asks for the tokens of its pods' service accounts
 			// (the projected token volume); upstream also checks, in
@@ -204,7 +209,7 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 			_, related := n.refs[node][refKey("serviceaccounts", a.Namespace, a.Name)]
 			n.mu.RUnlock()
 			if !related {
-				return NoOpinion, noRelation, nil
+				return NoOpinion, noRelation(node), nil
 			}
 		case "nodes":
 			switch a.Verb {
@@ -221,7 +226,7 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 				p := n.pods[a.Namespace+"/"+a.Name]
 				n.mu.RUnlock()
 				if p == nil || p.node != node {
-					return NoOpinion, noRelation, nil
+					return NoOpinion, noRelation(node), nil
 				}
 			}
 		}
@@ -231,7 +236,7 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 			return NoOpinion, fmt.Sprintf("node '%s' may only use its own lease in %s", node, corev1.NamespaceNodeLease), nil
 		}
 	}
-	if RulesAllow(a, n.rules) {
+	if rulesAllow(&a, n.rules) {
 		return Allow, "", nil
 	}
 	return NoOpinion, "", nil

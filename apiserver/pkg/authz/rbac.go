@@ -7,8 +7,6 @@ import (
 	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -16,22 +14,30 @@ import (
 )
 
 // RBAC authorizes from Roles, ClusterRoles and their bindings, kept in
-// memory from watch events (Apply).
+// memory from watch events (Apply). The bindings are indexed by the users
+// and groups they name (a service account as its user), so a decision looks
+// only at the bindings of the request's user and groups, and resolves their
+// roles by name; an aggregated ClusterRole's rules are gathered when a
+// ClusterRole changes, not per request.
 type RBAC struct {
-	mu                  sync.RWMutex
-	roles               map[string]*rbacv1.Role
-	clusterRoles        map[string]*rbacv1.ClusterRole
-	roleBindings        map[string]map[string]*rbacv1.RoleBinding // namespace -> name
-	clusterRoleBindings map[string]*rbacv1.ClusterRoleBinding
+	mu           sync.RWMutex
+	roles        map[roleKey]*rbacv1.Role
+	clusterRoles *clusterRoleSet
+	// roleBindings has one index per namespace.
+	roleBindings        map[string]*bindingIndex
+	clusterRoleBindings *bindingIndex
 }
+
+// roleKey names a Role.
+type roleKey struct{ namespace, name string }
 
 // NewRBAC returns an empty RBAC authorizer.
 func NewRBAC() *RBAC {
 	return &RBAC{
-		roles:               map[string]*rbacv1.Role{},
-		clusterRoles:        map[string]*rbacv1.ClusterRole{},
-		roleBindings:        map[string]map[string]*rbacv1.RoleBinding{},
-		clusterRoleBindings: map[string]*rbacv1.ClusterRoleBinding{},
+		roles:               map[roleKey]*rbacv1.Role{},
+		clusterRoles:        newClusterRoleSet(),
+		roleBindings:        map[string]*bindingIndex{},
+		clusterRoleBindings: newBindingIndex(),
 	}
 }
 
@@ -45,7 +51,7 @@ func (r *RBAC) Apply(ev watch.Event) {
 	defer r.mu.Unlock()
 	switch o := ev.Object.(type) {
 	case *rbacv1.Role:
-		key := o.Namespace + "/" + o.Name
+		key := roleKey{o.Namespace, o.Name}
 		if del {
 			delete(r.roles, key)
 		} else {
@@ -53,26 +59,29 @@ func (r *RBAC) Apply(ev watch.Event) {
 		}
 	case *rbacv1.ClusterRole:
 		if del {
-			delete(r.clusterRoles, o.Name)
+			r.clusterRoles.set(o.Name, nil)
 		} else {
-			r.clusterRoles[o.Name] = o
+			r.clusterRoles.set(o.Name, o)
 		}
 	case *rbacv1.RoleBinding:
-		m := r.roleBindings[o.Namespace]
-		if m == nil {
-			m = map[string]*rbacv1.RoleBinding{}
-			r.roleBindings[o.Namespace] = m
+		x := r.roleBindings[o.Namespace]
+		if x == nil {
+			x = newBindingIndex()
+			r.roleBindings[o.Namespace] = x
 		}
 		if del {
-			delete(m, o.Name)
+			x.remove(o.Name)
 		} else {
-			m[o.Name] = o
+			x.put(newBinding(o.Name, o.Namespace, o.RoleRef, o.Subjects))
+		}
+		if len(x.byName) == 0 {
+			delete(r.roleBindings, o.Namespace)
 		}
 	case *rbacv1.ClusterRoleBinding:
 		if del {
-			delete(r.clusterRoleBindings, o.Name)
+			r.clusterRoleBindings.remove(o.Name)
 		} else {
-			r.clusterRoleBindings[o.Name] = o
+			r.clusterRoleBindings.put(newBinding(o.Name, "", o.RoleRef, o.Subjects))
 		}
 	}
 }
@@ -83,12 +92,12 @@ func (r *RBAC) HasClusterObjects(roles, bindings []string) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, n := range roles {
-		if _, ok := r.clusterRoles[n]; !ok {
+		if _, ok := r.clusterRoles.roles[n]; !ok {
 			return false
 		}
 	}
 	for _, n := range bindings {
-		if _, ok := r.clusterRoleBindings[n]; !ok {
+		if _, ok := r.clusterRoleBindings.byName[n]; !ok {
 			return false
 		}
 	}
@@ -103,111 +112,88 @@ func (r *RBAC) Reset(resource string) {
 	defer r.mu.Unlock()
 	switch resource {
 	case "roles":
-		r.roles = map[string]*rbacv1.Role{}
+		r.roles = map[roleKey]*rbacv1.Role{}
 	case "clusterroles":
-		r.clusterRoles = map[string]*rbacv1.ClusterRole{}
+		r.clusterRoles = newClusterRoleSet()
 	case "rolebindings":
-		r.roleBindings = map[string]map[string]*rbacv1.RoleBinding{}
+		r.roleBindings = map[string]*bindingIndex{}
 	case "clusterrolebindings":
-		r.clusterRoleBindings = map[string]*rbacv1.ClusterRoleBinding{}
+		r.clusterRoleBindings = newBindingIndex()
 	}
 }
 
 // Authorize implements Authorizer. RBAC never denies: it allows or abstains.
+// As upstream, ClusterRoleBindings are looked at first, then the
+// RoleBindings of the request's namespace.
 func (r *RBAC) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
 	if a.User == nil {
 		return NoOpinion, "", nil
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	for _, b := range r.clusterRoleBindings {
-		if b.RoleRef.Kind != "ClusterRole" || !subjectsMatch(b.Subjects, "", a.User) {
-			continue
-		}
-		if RulesAllow(a, r.clusterRoleRules(b.RoleRef.Name)) {
-			return Allow, "RBAC: allowed by ClusterRoleBinding " + strconv.Quote(b.Name) + " of ClusterRole " + strconv.Quote(b.RoleRef.Name) + " to " + describe(a.User), nil
+	b := r.allowingBinding(r.clusterRoleBindings, &a)
+	if b == nil && a.Namespace != "" {
+		if x := r.roleBindings[a.Namespace]; x != nil {
+			b = r.allowingBinding(x, &a)
 		}
 	}
-	if a.Namespace != "" {
-		for _, b := range r.roleBindings[a.Namespace] {
-			if !subjectsMatch(b.Subjects, b.Namespace, a.User) {
-				continue
-			}
-			var rules []rbacv1.PolicyRule
-			switch b.RoleRef.Kind {
-			case "Role":
-				if role := r.roles[b.Namespace+"/"+b.RoleRef.Name]; role != nil {
-					rules = role.Rules
-				}
-			case "ClusterRole":
-				rules = r.clusterRoleRules(b.RoleRef.Name)
-			}
-			if RulesAllow(a, rules) {
-				return Allow, "RBAC: allowed by RoleBinding " + strconv.Quote(b.Namespace+"/"+b.Name) + " of " + b.RoleRef.Kind + " " + strconv.Quote(b.RoleRef.Name) + " to " + describe(a.User), nil
-			}
-		}
+	if b == nil {
+		return NoOpinion, "", nil
 	}
-	return NoOpinion, "", nil
+	return Allow, b.reason + describe(a.User), nil
 }
 
-// clusterRoleRules returns a ClusterRole's rules; an aggregated ClusterRole
-// has the rules of every ClusterRole its selectors match, as upstream's
-// aggregation controller would write them.
-func (r *RBAC) clusterRoleRules(name string) []rbacv1.PolicyRule {
-	cr := r.clusterRoles[name]
-	if cr == nil {
-		return nil
+// allowingBinding returns a binding of x that names the user or one of its
+// groups and whose role allows the request, or nil.
+func (r *RBAC) allowingBinding(x *bindingIndex, a *Attributes) *binding {
+	if b := r.firstAllowing(x.bySubject[subjectKey{userSubject, a.User.Name}], a); b != nil {
+		return b
 	}
-	if cr.AggregationRule == nil {
-		return cr.Rules
-	}
-	rules := append([]rbacv1.PolicyRule(nil), cr.Rules...)
-	for _, sel := range cr.AggregationRule.ClusterRoleSelectors {
-		s, err := metav1.LabelSelectorAsSelector(&sel)
-		if err != nil {
-			continue
-		}
-		for _, other := range r.clusterRoles {
-			if other.Name != name && other.AggregationRule == nil && s.Matches(labels.Set(other.Labels)) {
-				rules = append(rules, other.Rules...)
-			}
+	for _, g := range a.User.Groups {
+		if b := r.firstAllowing(x.bySubject[subjectKey{groupSubject, g}], a); b != nil {
+			return b
 		}
 	}
-	return rules
+	return nil
+}
+
+func (r *RBAC) firstAllowing(list []*binding, a *Attributes) *binding {
+	for _, b := range list {
+		if rulesAllow(a, r.bindingRules(b)) {
+			return b
+		}
+	}
+	return nil
+}
+
+// bindingRules resolves a binding's roleRef: a ClusterRoleBinding grants
+// only a ClusterRole, a RoleBinding a ClusterRole or a Role of its own
+// namespace.
+func (r *RBAC) bindingRules(b *binding) []rbacv1.PolicyRule {
+	switch b.roleKind {
+	case "ClusterRole":
+		return r.clusterRoles.rules[b.roleName]
+	case "Role":
+		if b.namespace == "" {
+			return nil
+		}
+		if role := r.roles[roleKey{b.namespace, b.roleName}]; role != nil {
+			return role.Rules
+		}
+	}
+	return nil
 }
 
 func describe(u *authn.User) string {
 	return "User " + strconv.Quote(u.Name)
 }
 
-func subjectsMatch(subjects []rbacv1.Subject, bindingNamespace string, u *authn.User) bool {
-	for _, s := range subjects {
-		switch s.Kind {
-		case rbacv1.UserKind:
-			if s.Name == u.Name {
-				return true
-			}
-		case rbacv1.GroupKind:
-			for _, g := range u.Groups {
-				if g == s.Name {
-					return true
-				}
-			}
-		case rbacv1.ServiceAccountKind:
-			ns := s.Namespace
-			if ns == "" {
-				ns = bindingNamespace
-			}
-			if ns != "" && u.Name == "system:serviceaccount:"+ns+":"+s.Name {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // RulesAllow reports whether any rule allows the request.
 func RulesAllow(a Attributes, rules []rbacv1.PolicyRule) bool {
+	return rulesAllow(&a, rules)
+}
+
+func rulesAllow(a *Attributes, rules []rbacv1.PolicyRule) bool {
 	for i := range rules {
 		if ruleAllows(a, &rules[i]) {
 			return true
@@ -225,7 +211,7 @@ func has(list []string, v string) bool {
 	return false
 }
 
-func ruleAllows(a Attributes, rule *rbacv1.PolicyRule) bool {
+func ruleAllows(a *Attributes, rule *rbacv1.PolicyRule) bool {
 	if !has(rule.Verbs, a.Verb) {
 		return false
 	}
@@ -241,13 +227,9 @@ func ruleAllows(a Attributes, rule *rbacv1.PolicyRule) bool {
 	if !has(rule.APIGroups, a.APIGroup) {
 		return false
 	}
-	combined := a.Resource
-	if a.Subresource != "" {
-		combined += "/" + a.Subresource
-	}
 	resourceOK := false
 	for _, res := range rule.Resources {
-		if res == rbacv1.ResourceAll || res == combined || (a.Subresource != "" && res == "*/"+a.Subresource) {
+		if res == rbacv1.ResourceAll || resourceMatches(res, a.Resource, a.Subresource) {
 			resourceOK = true
 			break
 		}
@@ -264,6 +246,17 @@ func ruleAllows(a Attributes, rule *rbacv1.PolicyRule) bool {
 		}
 	}
 	return false
+}
+
+// resourceMatches reports whether a rule's resource names resource (with
+// subresource, "resource/subresource"), or is "*/subresource"; it compares
+// in place rather than building "resource/subresource" per rule.
+func resourceMatches(res, resource, subresource string) bool {
+	if subresource == "" {
+		return res == resource
+	}
+	prefix, sub, ok := strings.Cut(res, "/")
+	return ok && sub == subresource && (prefix == resource || prefix == rbacv1.ResourceAll)
 }
 
 // RBACKinds are the objects RBAC reads.

@@ -48,6 +48,9 @@ type Plugin struct {
 	mu       sync.RWMutex
 	policies map[string]*compiledPolicy
 	bindings map[string]*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// bound is every bound policy in name order, rebuilt when a policy or
+	// binding changes so a request only reads it.
+	bound []hook
 }
 
 var (
@@ -79,6 +82,7 @@ func (p *Plugin) Apply(ev watch.Event) {
 		if ev.Type == watch.Deleted {
 			p.mu.Lock()
 			delete(p.policies, o.Name)
+			p.rebindLocked()
 			p.mu.Unlock()
 			return
 		}
@@ -98,6 +102,7 @@ func (p *Plugin) Apply(ev watch.Event) {
 		}
 		p.mu.Lock()
 		p.policies[o.Name] = c
+		p.rebindLocked()
 		p.mu.Unlock()
 	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 		p.mu.Lock()
@@ -107,6 +112,7 @@ func (p *Plugin) Apply(ev watch.Event) {
 		} else if ev.Type == watch.Added || ev.Type == watch.Modified {
 			p.bindings[o.Name] = o
 		}
+		p.rebindLocked()
 	}
 }
 
@@ -115,6 +121,7 @@ func (p *Plugin) ResetPolicies() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.policies = map[string]*compiledPolicy{}
+	p.rebindLocked()
 }
 
 // ResetBindings forgets the bindings before their state is applied again.
@@ -122,6 +129,7 @@ func (p *Plugin) ResetBindings() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.bindings = map[string]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	p.rebindLocked()
 }
 
 // hook is a policy with the bindings that name it.
@@ -130,10 +138,20 @@ type hook struct {
 	bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
 }
 
-// hooks returns every bound policy, in name order.
+// hooks returns every bound policy, in name order. The slice is shared:
+// callers only read it.
 func (p *Plugin) hooks() []hook {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	return p.bound
+}
+
+// rebindLocked recomputes p.bound; p.mu is held.
+func (p *Plugin) rebindLocked() {
+	p.bound = nil
+	if len(p.bindings) == 0 || len(p.policies) == 0 {
+		return
+	}
 	byPolicy := map[string][]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 	for _, b := range p.bindings {
 		if _, ok := p.policies[b.Spec.PolicyName]; ok {
@@ -146,7 +164,7 @@ func (p *Plugin) hooks() []hook {
 		out = append(out, hook{policy: p.policies[name], bindings: bs})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].policy.policy.Name < out[j].policy.policy.Name })
-	return out
+	p.bound = out
 }
 
 // denial is one reason to refuse the request.

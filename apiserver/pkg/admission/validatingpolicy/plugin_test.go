@@ -42,7 +42,7 @@ func (c configMaps) List(_ context.Context, group, resource, namespace string) (
 	return out, nil
 }
 
-func newPlugin(t *testing.T, params configMaps, policy *admissionregistrationv1.ValidatingAdmissionPolicy, bindings ...*admissionregistrationv1.ValidatingAdmissionPolicyBinding) *Plugin {
+func newPlugin(t testing.TB, params configMaps, policy *admissionregistrationv1.ValidatingAdmissionPolicy, bindings ...*admissionregistrationv1.ValidatingAdmissionPolicyBinding) *Plugin {
 	t.Helper()
 	p, err := New(Config{
 		Objects: params,
