@@ -295,6 +295,11 @@ func (c *Cacher) sendBookmarks() {
 
 // waitUntilFresh blocks until the cache has reached rev (or times out).
 func (c *Cacher) waitUntilFreshLocked(ctx context.Context, rev int64) error {
+	if c.ready && c.rev >= rev {
+		// Fresh already (every resourceVersion=0 read, most others): no
+		// timer, no context hook.
+		return nil
+	}
 	deadline := time.Now().Add(c.cfg.FreshnessTimeout)
 	timer := time.AfterFunc(c.cfg.FreshnessTimeout, func() {
 		c.mu.Lock()
