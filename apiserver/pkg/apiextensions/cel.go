@@ -9,6 +9,8 @@ import (
 	"github.com/google/cel-go/ext"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"skiff.dev/apiserver/pkg/cel/library"
 )
 
 // celCostLimit bounds the work of one rule on one value, so that a rule
@@ -35,8 +37,8 @@ type celRules map[string][]celRule
 // celEnv is the environment rules compile in: self is the value of the
 // field that carries the rule and oldSelf its value before an update (an
 // optional with optionalOldSelf), with CEL's standard library, optional
-// types and the string, list, set and math extensions. Kubernetes' own CEL
-// libraries (quantity, url, ip, ...) are not there.
+// types, the string, list, set and math extensions, and Kubernetes' own
+// libraries (quantity, url, ip, cidr, regex, lists, format).
 func celEnv(optionalOld bool) (*cel.Env, error) {
 	old := cel.DynType
 	if optionalOld {
@@ -47,12 +49,13 @@ func celEnv(optionalOld bool) (*cel.Env, error) {
 		cel.Variable("oldSelf", old),
 		cel.OptionalTypes(),
 		ext.Strings(), ext.Lists(), ext.Sets(), ext.Math(),
+		library.Libraries(),
 	)
 }
 
 // compileSchemaRules compiles every rule of the schema rooted at s. A rule
-// that does not parse is an error; a rule that needs what the environment
-// lacks (a Kubernetes library function) is skipped: it is not evaluated.
+// that does not parse is an error; a rule that does not type-check (a
+// function no library has) is skipped: it is not evaluated.
 func compileSchemaRules(s *apiextensionsv1.JSONSchemaProps, p *field.Path) (celRules, field.ErrorList) {
 	env, err := celEnv(false)
 	if err != nil {
@@ -141,7 +144,7 @@ func compileExpr(env *cel.Env, expr string) (cel.Program, *cel.Ast, error) {
 	if iss.Err() != nil {
 		return nil, nil, nil
 	}
-	prg, err := env.Program(checked, cel.CostLimit(celCostLimit))
+	prg, err := env.Program(checked, cel.CostLimit(celCostLimit), cel.CostTracking(library.CostEstimator{}))
 	if err != nil {
 		return nil, nil, nil
 	}

@@ -182,12 +182,14 @@ func TestValidationRules(t *testing.T) {
       "x-kubernetes-validations": [
         {"rule": "self.replicas <= self.maxReplicas", "message": "replicas must not exceed maxReplicas"},
         {"rule": "!has(self.name) || self.name.startsWith('w-')", "fieldPath": ".name"},
-        {"rule": "isURL(self.name)"}
+        {"rule": "noSuchFunction(self.name)"}
       ],
       "properties": {
         "replicas": {"type": "integer"},
         "maxReplicas": {"type": "integer"},
         "name": {"type": "string"},
+        "endpoint": {"type": "string", "x-kubernetes-validations": [{"rule": "isURL(self) && url(self).getScheme() == 'https'", "message": "must be an https URL"}]},
+        "memory": {"type": "string", "x-kubernetes-validations": [{"rule": "quantity(self).isLessThan(quantity('1Gi'))"}]},
         "ports": {"type": "array", "items": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 0 && self < 65536"}]}}
       }
     }
@@ -201,6 +203,11 @@ func TestValidationRules(t *testing.T) {
 		{"message", `{"spec":{"replicas":3,"maxReplicas":2}}`, []string{`spec: Invalid value: "object": replicas must not exceed maxReplicas`}},
 		{"fieldPath and default message", `{"spec":{"replicas":1,"maxReplicas":1,"name":"x"}}`, []string{`spec.name: Invalid value: "object": failed rule: !has(self.name) || self.name.startsWith('w-')`}},
 		{"items", `{"spec":{"replicas":1,"maxReplicas":1,"ports":[80,0]}}`, []string{`spec.ports[1]: Invalid value: "integer": failed rule: self > 0 && self < 65536`}},
+		{"kubernetes libraries", `{"spec":{"replicas":1,"maxReplicas":1,"endpoint":"http://a.b","memory":"2Gi"}}`, []string{
+			`spec.endpoint: Invalid value: "string": must be an https URL`,
+			`spec.memory: Invalid value: "string": failed rule: quantity(self).isLessThan(quantity('1Gi'))`,
+		}},
+		{"kubernetes libraries, valid", `{"spec":{"replicas":1,"maxReplicas":1,"endpoint":"https://a.b","memory":"512Mi"}}`, nil},
 		{"missing field is an evaluation error", `{"spec":{"replicas":1}}`, []string{`spec: Invalid value: "object": rule evaluation error: no such key: maxReplicas`}},
 		{"rules wait for a well-typed object", `{"spec":{"replicas":"x","maxReplicas":1}}`, []string{
 			"<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",

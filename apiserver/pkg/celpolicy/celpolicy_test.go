@@ -29,7 +29,8 @@ func TestCompile(t *testing.T) {
 		{name: "lists ext", expr: "[3, 1].sort() == [1, 3]", kind: Validation},
 		{name: "math ext", expr: "math.greatest(1, 2) == 2", kind: Validation},
 		{name: "encoders ext", expr: "base64.encode(b'hi') == 'aGk='", kind: Validation},
-		{name: "kubernetes quantity library is not there", expr: "quantity('1Gi').isGreaterThan(quantity('1Mi'))", kind: Validation, wantErr: "undeclared reference to 'quantity'"},
+		{name: "kubernetes quantity library", expr: "quantity('1Gi').isGreaterThan(quantity('1Mi'))", kind: Validation},
+		{name: "kubernetes url, ip and cidr libraries", expr: "isURL('https://a.b') && ip('10.0.0.1').family() == 4 && cidr('10.0.0.0/8').containsIP('10.1.2.3')", kind: Validation},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

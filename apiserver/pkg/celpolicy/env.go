@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/ext"
+
+	"skiff.dev/apiserver/pkg/cel/library"
 )
 
 // Variable names that every policy expression sees.
@@ -75,6 +77,7 @@ func NewEnv() (*Env, error) {
 		ext.Math(),
 		ext.Encoders(),
 		ext.Bindings(),
+		library.Libraries(),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)
@@ -105,6 +108,7 @@ func (e *Env) Compile(expr string, kind Kind) (*Program, error) {
 	}
 	prg, err := e.env.Program(ast,
 		cel.CostLimit(RuntimeCostLimit),
+		cel.CostTracking(library.CostEstimator{}),
 		cel.InterruptCheckFrequency(interruptEvery),
 		cel.EvalOptions(cel.OptOptimize),
 	)
