@@ -50,6 +50,14 @@ type Authorizer interface {
 	Authorize(ctx context.Context, a Attributes) (Decision, string, error)
 }
 
+// AuthorizerFunc is a function that is an Authorizer.
+type AuthorizerFunc func(ctx context.Context, a Attributes) (Decision, string, error)
+
+// Authorize implements Authorizer.
+func (f AuthorizerFunc) Authorize(ctx context.Context, a Attributes) (Decision, string, error) {
+	return f(ctx, a)
+}
+
 // Union asks each authorizer in turn; the first that does not abstain decides.
 type Union []Authorizer
 

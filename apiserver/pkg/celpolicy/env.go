@@ -78,6 +78,7 @@ func NewEnv() (*Env, error) {
 		ext.Encoders(),
 		ext.Bindings(),
 		library.Libraries(),
+		cel.Lib(authorizerLib{}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)

@@ -15,9 +15,15 @@ type Activation struct {
 	Object, OldObject, Request, Params, NamespaceObject map[string]any
 	// Variables are the policy's variables, evaluated (see EvalVariables).
 	Variables map[string]ref.Val
+	// Authorize answers the authorizer library's checks for the request's
+	// user; nil makes every check an errored decision.
+	Authorize AuthorizeFunc
+	// RequestResource is the request's own resource (group, resource,
+	// subresource, namespace, name), for authorizer.requestResource.
+	RequestResource AuthzRequest
 }
 
-func (a *Activation) vars() map[string]any {
+func (a *Activation) vars(ctx context.Context) map[string]any {
 	nullable := func(m map[string]any) any {
 		if m == nil {
 			return nil
@@ -28,7 +34,12 @@ func (a *Activation) vars() map[string]any {
 	for name, v := range a.Variables {
 		vars[name] = v
 	}
+	az := authorizerVal{ctx: ctx, authorize: a.Authorize}
+	rr := a.RequestResource
 	return map[string]any{
+		VarAuthorizer: az,
+		VarRequestResource: resourceCheckVal{authorizer: az, group: rr.Group, resource: rr.Resource,
+			subresource: rr.Subresource, namespace: rr.Namespace, name: rr.Name},
 		VarObject:          nullable(a.Object),
 		VarOldObject:       nullable(a.OldObject),
 		VarRequest:         nullable(a.Request),
@@ -41,7 +52,7 @@ func (a *Activation) vars() map[string]any {
 // Eval evaluates p. The error is upstream's wording: "expression '<src>'
 // resulted in error: <cause>".
 func (p *Program) Eval(ctx context.Context, a *Activation) (ref.Val, error) {
-	out, _, err := p.prg.ContextEval(ctx, a.vars())
+	out, _, err := p.prg.ContextEval(ctx, a.vars(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("expression '%s' resulted in error: %v", p.Source, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/admission/validatingpolicy"
+	"skiff.dev/apiserver/pkg/authz"
 )
 
 // newPolicyPlugin builds the ValidatingAdmissionPolicy plugin over the
@@ -30,6 +31,10 @@ func (s *Server) newPolicyPlugin(objs admission.Objects) (*validatingpolicy.Plug
 			return ns, nil
 		},
 		Kinds: s.resolveParamKind,
+		// The server's authorizer is built after the plugin.
+		Authorizer: authz.AuthorizerFunc(func(ctx context.Context, a authz.Attributes) (authz.Decision, string, error) {
+			return s.authorizer.Authorize(ctx, a)
+		}),
 	})
 }
 

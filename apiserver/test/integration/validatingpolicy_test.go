@@ -131,6 +131,7 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 	t.Run("failurePolicy", f.testFailurePolicy)
 	t.Run("compileError", f.testCompileError)
 	t.Run("served", f.testServed)
+	t.Run("authorizer", f.testAuthorizer)
 }
 
 func (f *vapFixture) testDeny(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/admission"
+	"skiff.dev/apiserver/pkg/authz"
 	"skiff.dev/apiserver/pkg/celpolicy"
 )
 
@@ -38,6 +39,9 @@ type Config struct {
 	Namespace func(ctx context.Context, name string) (*corev1.Namespace, error)
 	// Kinds resolves paramKind.
 	Kinds KindResolver
+	// Authorizer answers the CEL authorizer library's checks (nil: every
+	// check is an errored decision).
+	Authorizer authz.Authorizer
 }
 
 // Plugin is the ValidatingAdmissionPolicy admission plugin.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"skiff.dev/apiserver/pkg/admission"
+	"skiff.dev/apiserver/pkg/authn"
+	"skiff.dev/apiserver/pkg/authz"
 	"skiff.dev/apiserver/pkg/celpolicy"
 )
 
@@ -68,6 +71,11 @@ func (r *request) activation(ctx context.Context) (*celpolicy.Activation, error)
 	if act.Request, err = runtime.DefaultUnstructuredConverter.ToUnstructured(admissionRequest(r.a)); err != nil {
 		return nil, err
 	}
+	act.RequestResource = celpolicy.AuthzRequest{ResourceRequest: true, Group: r.a.Resource.Group, Resource: r.a.Resource.Resource,
+		Subresource: r.a.Subresource, Namespace: r.a.Namespace, Name: r.a.Name}
+	if az := r.plugin.cfg.Authorizer; az != nil {
+		act.Authorize = authorizeAs(az, r.a.User)
+	}
 	ns, err := r.namespace(ctx)
 	if err != nil {
 		return nil, err
@@ -79,6 +87,30 @@ func (r *request) activation(ctx context.Context) (*celpolicy.Activation, error)
 	}
 	r.base = act
 	return act, nil
+}
+
+// authorizeAs answers the CEL authorizer library's checks for user, or
+// for the service account a check names (with the groups upstream gives a
+// service account's token).
+func authorizeAs(az authz.Authorizer, user *authn.User) celpolicy.AuthorizeFunc {
+	return func(ctx context.Context, q celpolicy.AuthzRequest) (bool, string, error) {
+		u := user
+		if q.ServiceAccount != "" {
+			ns, name, _ := strings.Cut(q.ServiceAccount, "/")
+			u = &authn.User{
+				Name:   "system:serviceaccount:" + ns + ":" + name,
+				Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+			}
+		}
+		if u == nil {
+			return false, "", fmt.Errorf("the request has no user")
+		}
+		d, reason, err := az.Authorize(ctx, authz.Attributes{
+			User: u, Verb: q.Verb, ResourceRequest: q.ResourceRequest, APIGroup: q.Group, APIVersion: "*",
+			Resource: q.Resource, Subresource: q.Subresource, Namespace: q.Namespace, Name: q.Name, Path: q.Path,
+		})
+		return d == authz.Allow, reason, err
+	}
 }
 
 // toMap converts obj to the map CEL sees, with apiVersion and kind set
