@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -290,5 +291,28 @@ func TestServerSideApplyCustomResource(t *testing.T) {
 	}
 	if _, err := applyYAML("owner", `{"apiVersion":"example.skiff.dev/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","size":"S"}}`, false); !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "resizer"`) {
 		t.Errorf("apply over the v1beta1 update: %v", err)
+	}
+
+	// A field added to the schema can be applied once the CRD is served
+	// again: the field manager follows the new schema.
+	const weighted = `{"apiVersion":"example.skiff.dev/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"color":"red","weight":3}}`
+	if _, err := applyYAML("owner", weighted, false); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), ".spec.weight: field not declared in schema") {
+		t.Fatalf("apply of a field the schema lacks: %v", err)
+	}
+	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx(t), "widgets."+widgetGroup, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range crd.Spec.Versions {
+		crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"].Properties["weight"] = apiextensionsv1.JSONSchemaProps{Type: "integer"}
+	}
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx(t), crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(t, func() error {
+		_, err := applyYAML("owner", weighted, false)
+		return err
+	}); err != nil {
+		t.Errorf("apply of the added field: %v", err)
 	}
 }
