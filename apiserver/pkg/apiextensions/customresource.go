@@ -225,6 +225,7 @@ func validateReplicas(u *unstructured.Unstructured, path string) field.ErrorList
 // scaleAccessor reads and writes replicas at the paths the CRD declares.
 func scaleAccessor(sc *apiextensionsv1.CustomResourceSubresourceScale) *registry.ScaleAccessor {
 	return &registry.ScaleAccessor{
+		ReplicasPath: pathFields(sc.SpecReplicasPath),
 		Get: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
 			u, ok := obj.(*unstructured.Unstructured)
 			if !ok {

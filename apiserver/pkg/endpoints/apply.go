@@ -6,10 +6,13 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
@@ -143,4 +146,73 @@ func strictYAML(data []byte) error {
 // (fieldManager, force), on the options' kind.
 func optionsInvalid(kind string, errs field.ErrorList) error {
 	return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+}
+
+// applyScale serves a server-side apply of the scale subresource: the
+// Scale's spec.replicas is applied to the parent's replicas field by the
+// parent's field manager for subresource "scale", so the applier owns the
+// replicas there and conflicts with their other owners as upstream's.
+func (h *Handler) applyScale(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string, respond func(runtime.Object, error)) {
+	opts := &metav1.PatchOptions{}
+	dry, data, ok := h.writePreamble(w, r, s.R.GroupResource(), name, opts)
+	if !ok {
+		return
+	}
+	respond(h.applyScaleBody(r, s, ns, name, data, opts, dry))
+}
+
+func (h *Handler) applyScaleBody(r *http.Request, s *registry.Store, ns, name string, data []byte, opts *metav1.PatchOptions, dry bool) (runtime.Object, error) {
+	if errs := metav1validation.ValidatePatchOptions(opts, types.ApplyPatchType); len(errs) > 0 {
+		return nil, optionsInvalid("PatchOptions", errs)
+	}
+	directive, err := fieldValidation(r)
+	if err != nil {
+		return nil, err
+	}
+	scale, err := decodeApplyPatch(data, directive)
+	if err != nil {
+		return nil, err
+	}
+	if gvk := scale.GroupVersionKind(); gvk != autoscalingv1.SchemeGroupVersion.WithKind("Scale") {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid object type: %v", gvk))
+	}
+	if scale.GetManagedFields() != nil {
+		return nil, apierrors.NewBadRequest("metadata.managedFields must be nil")
+	}
+	if scale.GetName() != "" && scale.GetName() != name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.GetName(), name))
+	}
+	parent := &unstructured.Unstructured{Object: map[string]any{}}
+	parent.SetGroupVersionKind(s.R.GroupVersionKind())
+	parent.SetName(name)
+	if s.R.Namespaced {
+		parent.SetNamespace(ns)
+	}
+	parent.SetResourceVersion(scale.GetResourceVersion())
+	if v, found, _ := unstructured.NestedFieldNoCopy(scale.Object, "spec", "replicas"); found {
+		n, isInt := v.(int64)
+		if !isInt || n < 0 {
+			return nil, apierrors.NewInvalid(autoscalingv1.SchemeGroupVersion.WithKind("Scale").GroupKind(), name,
+				fieldErrors("spec.replicas", v, "must be greater than or equal to 0"))
+		}
+		if err := unstructured.SetNestedField(parent.Object, n, s.R.Scale.SpecReplicasPath()...); err != nil {
+			return nil, err
+		}
+	}
+	fm, err := h.fieldManager(s, registry.SubScale)
+	if err != nil {
+		return nil, err
+	}
+	if err := fm.CheckApply(parent); err != nil {
+		return nil, err
+	}
+	force := opts.Force != nil && *opts.Force
+	fn := func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {
+		if !exists {
+			return nil, fmt.Errorf("%w: %s", storage.ErrNotFound, name)
+		}
+		return fm.Apply(withKind(s, current), parent.DeepCopy(), opts.FieldManager, force)
+	}
+	out, _, err := s.Update(r.Context(), ns, name, fn, s.R.Strategy, dry)
+	return out, err
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/api"
@@ -747,6 +748,12 @@ func (h *Handler) scale(w http.ResponseWriter, r *http.Request, s *registry.Stor
 	if r.Method == http.MethodGet {
 		respondScale(s.Get(r.Context(), ns, name))
 		return
+	}
+	if r.Method == http.MethodPatch {
+		if pt, err := h.patchType(r); err == nil && pt == string(types.ApplyYAMLPatchType) {
+			h.applyScale(w, r, s, ns, name, respondScale)
+			return
+		}
 	}
 	opts := &metav1.UpdateOptions{}
 	dry, data, ok := h.writePreamble(w, r, gr, name, opts)

@@ -57,6 +57,17 @@ type ScaleAccessor struct {
 	Get func(obj runtime.Object) (*autoscalingv1.Scale, error)
 	// Set writes replicas into obj.
 	Set func(obj runtime.Object, replicas int32) error
+	// ReplicasPath is where the replicas are in the object's JSON
+	// (spec.replicas when nil), for a server-side apply of the scale.
+	ReplicasPath []string
+}
+
+// SpecReplicasPath is where the replicas are in the object's JSON.
+func (a *ScaleAccessor) SpecReplicasPath() []string {
+	if len(a.ReplicasPath) > 0 {
+		return a.ReplicasPath
+	}
+	return []string{"spec", "replicas"}
 }
 
 func scaleMeta(m metav1.ObjectMeta) metav1.ObjectMeta {

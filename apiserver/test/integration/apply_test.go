@@ -316,3 +316,54 @@ func TestServerSideApplyCustomResource(t *testing.T) {
 		t.Errorf("apply of the added field: %v", err)
 	}
 }
+
+// TestServerSideApplyScale: applying a Scale sets the parent's replicas,
+// owned with subresource "scale"; it conflicts with the parent's applier
+// unless forced, as upstream's.
+func TestServerSideApplyScale(t *testing.T) {
+	ts := start(t, nil)
+	deploys := ts.Client.AppsV1().Deployments("default")
+	if _, err := deploys.Apply(ctx(t), deploymentApply("web", "", "app", "nginx").WithSpec(
+		deploymentApply("web", "", "app", "nginx").Spec.WithReplicas(2)), metav1.ApplyOptions{FieldManager: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	const path = "/apis/apps/v1/namespaces/default/deployments/web/scale"
+	scale := `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},"spec":{"replicas":5}}`
+	code, body := raw(t, ts, http.MethodPatch, path+"?fieldManager=hpa", string(types.ApplyYAMLPatchType), []byte(scale))
+	if code != http.StatusConflict || !strings.Contains(string(body), `conflict with \"owner\"`) {
+		t.Errorf("apply of the scale over the owner's replicas: %d %s", code, body)
+	}
+	code, body = raw(t, ts, http.MethodPatch, path+"?fieldManager=hpa&force=true", string(types.ApplyYAMLPatchType), []byte(scale))
+	if code != http.StatusOK || !strings.Contains(string(body), `"kind":"Scale"`) || !strings.Contains(string(body), `"replicas":5`) {
+		t.Fatalf("forced apply of the scale: %d %s", code, body)
+	}
+	d, err := deploys.Get(ctx(t), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 5 {
+		t.Errorf("replicas = %d", *d.Spec.Replicas)
+	}
+	if e := managedEntry(d, "hpa", "scale"); e == nil || e.Operation != metav1.ManagedFieldsOperationApply || !strings.Contains(string(e.FieldsV1.Raw), "f:replicas") {
+		t.Errorf("the scale applier's entry: %+v", d.ManagedFields)
+	}
+	if e := managedEntry(d, "owner", ""); e == nil || strings.Contains(string(e.FieldsV1.Raw), "f:replicas") {
+		t.Errorf("the owner still owns replicas: %+v", d.ManagedFields)
+	}
+	for _, bad := range []struct {
+		body string
+		code int
+	}{
+		{`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":1}}`, http.StatusBadRequest},
+		{`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},"spec":{"replicas":-1}}`, http.StatusUnprocessableEntity},
+		{`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other"},"spec":{"replicas":1}}`, http.StatusBadRequest},
+	} {
+		if code, body := raw(t, ts, http.MethodPatch, path+"?fieldManager=hpa", string(types.ApplyYAMLPatchType), []byte(bad.body)); code != bad.code {
+			t.Errorf("%s: %d %s", bad.body, code, body)
+		}
+	}
+	missing := strings.Replace(scale, `"name":"web"`, `"name":"missing"`, 1)
+	if code, _ := raw(t, ts, http.MethodPatch, "/apis/apps/v1/namespaces/default/deployments/missing/scale?fieldManager=hpa", string(types.ApplyYAMLPatchType), []byte(missing)); code != http.StatusNotFound {
+		t.Errorf("apply of a missing object's scale: %d", code)
+	}
+}
