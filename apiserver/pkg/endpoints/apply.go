@@ -3,6 +3,7 @@ package endpoints
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -191,9 +192,12 @@ func (h *Handler) applyScaleBody(r *http.Request, s *registry.Store, ns, name st
 	parent.SetResourceVersion(scale.GetResourceVersion())
 	if v, found, _ := unstructured.NestedFieldNoCopy(scale.Object, "spec", "replicas"); found {
 		n, isInt := v.(int64)
-		if !isInt || n < 0 {
-			return nil, apierrors.NewInvalid(autoscalingv1.SchemeGroupVersion.WithKind("Scale").GroupKind(), name,
-				fieldErrors("spec.replicas", v, "must be greater than or equal to 0"))
+		scaleKind := autoscalingv1.SchemeGroupVersion.WithKind("Scale").GroupKind()
+		switch {
+		case !isInt || n < 0:
+			return nil, apierrors.NewInvalid(scaleKind, name, fieldErrors("spec.replicas", v, "must be greater than or equal to 0"))
+		case n > math.MaxInt32:
+			return nil, apierrors.NewInvalid(scaleKind, name, fieldErrors("spec.replicas", v, fmt.Sprintf("must be less than or equal to %d", math.MaxInt32)))
 		}
 		if err := unstructured.SetNestedField(parent.Object, n, s.R.Scale.SpecReplicasPath()...); err != nil {
 			return nil, err

@@ -356,6 +356,7 @@ func TestServerSideApplyScale(t *testing.T) {
 	}{
 		{`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":1}}`, http.StatusBadRequest},
 		{`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},"spec":{"replicas":-1}}`, http.StatusUnprocessableEntity},
+		{`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},"spec":{"replicas":5000000000}}`, http.StatusUnprocessableEntity},
 		{`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other"},"spec":{"replicas":1}}`, http.StatusBadRequest},
 	} {
 		if code, body := raw(t, ts, http.MethodPatch, path+"?fieldManager=hpa", string(types.ApplyYAMLPatchType), []byte(bad.body)); code != bad.code {
