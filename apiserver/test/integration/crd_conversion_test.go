@@ -130,6 +130,18 @@ func TestCustomResourceConversionWebhook(t *testing.T) {
 		t.Errorf("the webhook's label was not taken: %v", created.GetLabels())
 	}
 
+	// The watch at v2 sees the object converted (and, once it has, no
+	// conversion is pending).
+	select {
+	case ev := <-w.ResultChan():
+		u := ev.Object.(*unstructured.Unstructured)
+		if ev.Type != watch.Added || u.GetAPIVersion() != "hosts.skiff.dev/v2" || u.Object["spec"].(map[string]any)["hostname"] != "web.example" {
+			t.Errorf("watch at v2: %s %v", ev.Type, u.Object)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no watch event at v2")
+	}
+
 	// Stored at v1, read at v1 without a call.
 	calls := hook.calls.Load()
 	stored, err := dyn.Resource(v1).Namespace("default").Get(ctx(t), "web", metav1.GetOptions{})
@@ -156,16 +168,6 @@ func TestCustomResourceConversionWebhook(t *testing.T) {
 	if desired != "hosts.skiff.dev/v2" {
 		t.Errorf("last review asked for %q", desired)
 	}
-	select {
-	case ev := <-w.ResultChan():
-		u := ev.Object.(*unstructured.Unstructured)
-		if ev.Type != watch.Added || u.GetAPIVersion() != "hosts.skiff.dev/v2" || u.Object["spec"].(map[string]any)["hostname"] != "web.example" {
-			t.Errorf("watch at v2: %s %v", ev.Type, u.Object)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no watch event at v2")
-	}
-
 	hook.fail.Store(true)
 	_, err = dyn.Resource(v2).Namespace("default").Get(ctx(t), "web", metav1.GetOptions{})
 	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "conversion webhook for hosts.hosts.skiff.dev failed") ||
