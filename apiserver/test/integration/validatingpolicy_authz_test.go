@@ -45,13 +45,17 @@ func (f *vapFixture) testAuthorizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// alice's RoleBinding reaches the authorizer through its watch.
+	if err := waitFor(t, func() error {
+		_, err := alice.AppsV1().Deployments(ns).Create(ctx(t), deployment("small", 2, nil), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		t.Fatalf("alice, 2 replicas: %v", err)
+	}
 	denied := createUntilDenied(t, alice, ns, deployment("big", 5, nil))
 	if denied.ErrStatus.Code != 422 || !strings.Contains(denied.ErrStatus.Message,
 		"more than 3 replicas needs update on deployments/scale; may delete this deployment: true; the namespace default service account may: false") {
 		t.Errorf("alice's denial: %d %s", denied.ErrStatus.Code, denied.ErrStatus.Message)
-	}
-	if _, err := alice.AppsV1().Deployments(ns).Create(ctx(t), deployment("small", 2, nil), metav1.CreateOptions{}); err != nil {
-		t.Errorf("alice, 2 replicas: %v", err)
 	}
 	if _, err := c.AppsV1().Deployments(ns).Create(ctx(t), deployment("big", 5, nil), metav1.CreateOptions{}); err != nil {
 		t.Errorf("the admin, 5 replicas: %v", err)
