@@ -9,6 +9,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // testSchema: spec with a defaulted integer, an enum, a preserved subtree,
@@ -120,14 +121,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, e := range s.Validate(object(t, tt.in), nil) {
-				got = append(got, e.Error())
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
-			}
+			wantErrors(t, s.Validate(object(t, tt.in), nil), tt.want)
 		})
 	}
 }
@@ -161,14 +155,7 @@ func TestValidateListTypesAndIntOrString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, e := range s.Validate(object(t, tt.in), nil) {
-				got = append(got, e.Error())
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
-			}
+			wantErrors(t, s.Validate(object(t, tt.in), nil), tt.want)
 		})
 	}
 }
@@ -216,14 +203,7 @@ func TestValidationRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, e := range s.Validate(object(t, tt.in), nil) {
-				got = append(got, e.Error())
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
-			}
+			wantErrors(t, s.Validate(object(t, tt.in), nil), tt.want)
 		})
 	}
 	var props apiextensionsv1.JSONSchemaProps
@@ -284,14 +264,7 @@ func TestTransitionRules(t *testing.T) {
 			if tt.old != "" {
 				old = object(t, tt.old)
 			}
-			var got []string
-			for _, e := range s.Validate(object(t, tt.in), old) {
-				got = append(got, e.Error())
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
-			}
+			wantErrors(t, s.Validate(object(t, tt.in), old), tt.want)
 		})
 	}
 	var props apiextensionsv1.JSONSchemaProps
@@ -341,18 +314,24 @@ func TestValidationRatcheting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, e := range s.ValidateUpdate(object(t, tt.in), object(t, old)) {
-				got = append(got, e.Error())
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("errors:\n%q\nwant:\n%q", got, tt.want)
-			}
+			wantErrors(t, s.ValidateUpdate(object(t, tt.in), object(t, old)), tt.want)
 		})
 	}
 	// A create is never ratcheted.
 	if errs := s.Validate(object(t, old), nil); len(errs) == 0 {
 		t.Error("the old object validates")
+	}
+}
+
+// wantErrors checks errs, in any order, against want (their Error()s).
+func wantErrors(t *testing.T, errs field.ErrorList, want []string) {
+	t.Helper()
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("errors:\n%q\nwant:\n%q", got, want)
 	}
 }
