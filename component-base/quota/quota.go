@@ -241,9 +241,9 @@ func podTotal(pod *corev1.Pod, of func(*corev1.Container) corev1.ResourceList) c
 			AddTo(running, of(c))
 			AddTo(running, sidecars)
 		}
-		maxInto(initPeak, running)
+		MaxInto(initPeak, running)
 	}
-	maxInto(total, initPeak)
+	MaxInto(total, initPeak)
 	return total
 }
 
@@ -256,7 +256,8 @@ func AddTo(dst, src corev1.ResourceList) {
 	}
 }
 
-func maxInto(dst, src corev1.ResourceList) {
+// MaxInto raises each quantity of dst to src's where src's is larger.
+func MaxInto(dst, src corev1.ResourceList) {
 	for k, v := range src {
 		if cur, ok := dst[k]; !ok || v.Cmp(cur) > 0 {
 			dst[k] = v.DeepCopy()

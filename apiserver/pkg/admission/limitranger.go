@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"skiff.dev/component-base/quota"
 )
 
 // LimitRangerName is upstream's plugin name.
@@ -212,30 +214,14 @@ func validatePodLimits(lr *corev1.LimitRange, pod *corev1.Pod) []error {
 func podTotals(pod *corev1.Pod) (corev1.ResourceList, corev1.ResourceList) {
 	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
 	for _, c := range pod.Spec.Containers {
-		addList(requests, c.Resources.Requests)
-		addList(limits, c.Resources.Limits)
+		quota.AddTo(requests, c.Resources.Requests)
+		quota.AddTo(limits, c.Resources.Limits)
 	}
 	for _, c := range pod.Spec.InitContainers {
-		maxList(requests, c.Resources.Requests)
-		maxList(limits, c.Resources.Limits)
+		quota.MaxInto(requests, c.Resources.Requests)
+		quota.MaxInto(limits, c.Resources.Limits)
 	}
 	return requests, limits
-}
-
-func addList(dst, src corev1.ResourceList) {
-	for k, v := range src {
-		cur := dst[k]
-		cur.Add(v)
-		dst[k] = cur
-	}
-}
-
-func maxList(dst, src corev1.ResourceList) {
-	for k, v := range src {
-		if cur, ok := dst[k]; !ok || v.Cmp(cur) > 0 {
-			dst[k] = v.DeepCopy()
-		}
-	}
 }
 
 func validateClaimLimits(lr *corev1.LimitRange, pvc *corev1.PersistentVolumeClaim) []error {
