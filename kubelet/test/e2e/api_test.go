@@ -290,8 +290,9 @@ func portForwardGET(t *testing.T, c *apiClient, path string) string {
 	return got.String()
 }
 
-// makeReady gives the node its pod CIDR and waits for it to be Ready.
-func (e *env) makeReady(t *testing.T) {
+// assignPodCIDR waits for the node to register and gives it its pod CIDR,
+// as the controller manager's IPAM would.
+func (e *env) assignPodCIDR(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	poll(t, 30*time.Second, "the node to register", func() (bool, string) {
@@ -302,6 +303,13 @@ func (e *env) makeReady(t *testing.T) {
 	if _, err := e.client.CoreV1().Nodes().Patch(ctx, nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// makeReady gives the node its pod CIDR and waits for it to be Ready.
+func (e *env) makeReady(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	e.assignPodCIDR(t)
 	poll(t, 30*time.Second, "the node to be Ready", func() (bool, string) {
 		n, err := e.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 		if err != nil {

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/kubelet/app"
@@ -32,14 +31,7 @@ func TestMemoryPressureEviction(t *testing.T) {
 	}
 	k := e.startKubelet(t)
 	ctx := context.Background()
-	poll(t, 30*time.Second, "the node to register", func() (bool, string) {
-		_, err := e.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
-	patch := fmt.Sprintf(`{"spec":{"podCIDR":%q,"podCIDRs":[%q]}}`, e.podCIDR, e.podCIDR)
-	if _, err := e.client.CoreV1().Nodes().Patch(ctx, nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.assignPodCIDR(t)
 	poll(t, 30*time.Second, "MemoryPressure True on the node", func() (bool, string) {
 		n, err := e.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 		if err != nil {

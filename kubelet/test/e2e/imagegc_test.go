@@ -11,7 +11,6 @@ import (
 	"github.com/containerd/containerd/namespaces"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/kubelet/app"
@@ -36,14 +35,7 @@ func TestImageGarbageCollection(t *testing.T) {
 	}
 	e.startKubelet(t)
 	ctx := context.Background()
-	poll(t, 30*time.Second, "the node to register", func() (bool, string) {
-		_, err := e.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
-	patch := fmt.Sprintf(`{"spec":{"podCIDR":%q,"podCIDRs":[%q]}}`, e.podCIDR, e.podCIDR)
-	if _, err := e.client.CoreV1().Nodes().Patch(ctx, nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.assignPodCIDR(t)
 	pod := func(name, image string, policy corev1.RestartPolicy, cmd ...string) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
