@@ -6,6 +6,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/apis/defaults"
@@ -93,18 +94,7 @@ func TestValidateValidatingAdmissionPolicy(t *testing.T) {
 			p := validPolicy()
 			tt.mutate(p)
 			errs := ValidateCreate(p)
-			if tt.wantField == "" {
-				if len(errs) != 0 {
-					t.Fatalf("unexpected errors: %v", errs)
-				}
-				return
-			}
-			for _, e := range errs {
-				if e.Field == tt.wantField && strings.Contains(e.Error(), tt.wantMsg) {
-					return
-				}
-			}
-			t.Errorf("errors %v, want one at %s with %q", errs, tt.wantField, tt.wantMsg)
+			wantError(t, errs, tt.wantField, tt.wantMsg)
 		})
 	}
 }
@@ -151,18 +141,25 @@ func TestValidateValidatingAdmissionPolicyBinding(t *testing.T) {
 			tt.mutate(b)
 			defaults.Default(b)
 			errs := ValidateCreate(b)
-			if tt.wantField == "" {
-				if len(errs) != 0 {
-					t.Fatalf("unexpected errors: %v", errs)
-				}
-				return
-			}
-			for _, e := range errs {
-				if e.Field == tt.wantField && strings.Contains(e.Error(), tt.wantMsg) {
-					return
-				}
-			}
-			t.Errorf("errors %v, want one at %s with %q", errs, tt.wantField, tt.wantMsg)
+			wantError(t, errs, tt.wantField, tt.wantMsg)
 		})
 	}
+}
+
+// wantError checks that errs has one at field whose message holds msg, or
+// none at all when field is "".
+func wantError(t *testing.T, errs field.ErrorList, fieldPath, msg string) {
+	t.Helper()
+	if fieldPath == "" {
+		if len(errs) != 0 {
+			t.Fatalf("unexpected errors: %v", errs)
+		}
+		return
+	}
+	for _, e := range errs {
+		if e.Field == fieldPath && strings.Contains(e.Error(), msg) {
+			return
+		}
+	}
+	t.Errorf("errors %v, want one at %s with %q", errs, fieldPath, msg)
 }
