@@ -26,13 +26,14 @@ import (
 
 // fieldManager returns the field manager of s for writes to sub.
 func (h *Handler) fieldManager(s *registry.Store, sub string) (*fieldmanager.Manager, error) {
-	var versions []*registry.Resource
-	if s.R.Custom != nil {
+	versions := func() []*registry.Resource {
+		var out []*registry.Resource
 		for _, r := range h.CustomResources() {
 			if r.Group == s.R.Group && r.Kind == s.R.Kind {
-				versions = append(versions, r)
+				out = append(out, r)
 			}
 		}
+		return out
 	}
 	return h.fields.For(s, sub, versions)
 }

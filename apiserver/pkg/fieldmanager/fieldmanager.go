@@ -73,11 +73,12 @@ func New(scheme *runtime.Scheme) *Managers {
 }
 
 // For returns the field manager of s's resource for writes to subresource
-// sub ("" for the object itself, "status", "scale"). versions are the
+// sub ("" for the object itself, "status", "scale"). versions gives the
 // served versions of a custom resource (s's among them), whose schemas the
 // type converter learns so that entries written at another version still
-// convert; nil for a built-in kind.
-func (m *Managers) For(s *registry.Store, sub string, versions []*registry.Resource) (*Manager, error) {
+// convert; it is called only when the manager is built, and not for a
+// built-in kind.
+func (m *Managers) For(s *registry.Store, sub string, versions func() []*registry.Resource) (*Manager, error) {
 	key := managerKey{s.R, sub}
 	m.mu.Lock()
 	fm, ok := m.managers[key]
@@ -110,7 +111,7 @@ func (m *Managers) Forget(served func(*registry.Resource) bool) {
 	}
 }
 
-func (m *Managers) build(s *registry.Store, sub string, versions []*registry.Resource) (*Manager, error) {
+func (m *Managers) build(s *registry.Store, sub string, versionsOf func() []*registry.Resource) (*Manager, error) {
 	r := s.R
 	gvk := r.GroupVersionKind()
 	reset := resetFields(r, sub)
@@ -125,6 +126,10 @@ func (m *Managers) build(s *registry.Store, sub string, versions []*registry.Res
 			return nil, err
 		}
 		return &Manager{FieldManager: fm, types: tc}, nil
+	}
+	var versions []*registry.Resource
+	if versionsOf != nil {
+		versions = versionsOf()
 	}
 	if len(versions) == 0 {
 		versions = []*registry.Resource{r}
