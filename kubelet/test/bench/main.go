@@ -2,7 +2,9 @@
 // a pod's create request until the watch shows it Running with all its
 // containers running, for pods whose image is already on the node; and,
 // beside it, the runtime's own floor: "ctr run --rm <image> /bin/true" on
-// the same containerd. It starts its own containerd, registry, API server
+// the same containerd, one at a time, and "ctr run -d" of as many
+// containers as the burst has pods, all at once. Each shape starts
+// once the kubelet has torn down the previous one's pods. It starts its own containerd, registry, API server
 // and kubelet (as the end-to-end tests do) and removes them at the end.
 //
 //	cd kubelet && go run ./test/bench [-pods 50] [-sequential 20] [-ctr-runs 20]
@@ -18,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,7 +80,7 @@ func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, ver
 	m.Cleanup(ts.TearDown)
 	client := ts.Client
 	ns := "skiff-bench-" + harness.RandHex(3)
-	startKubelet(m, dir, ts, ctd, registry, ns)
+	n := startKubelet(m, dir, ts, ctd, registry, ns)
 	if err := makeReady(client); err != nil {
 		return err
 	}
@@ -85,7 +88,7 @@ func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, ver
 	if _, err := startPods(client, "warmup", 1, 1); err != nil {
 		return err
 	}
-	if err := deleteAll(client); err != nil {
+	if err := deleteAll(client, n); err != nil {
 		return err
 	}
 
@@ -94,7 +97,7 @@ func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, ver
 	if err != nil {
 		return err
 	}
-	if err := deleteAll(client); err != nil {
+	if err := deleteAll(client, n); err != nil {
 		return err
 	}
 	fmt.Printf("sequential: %d pods, one at a time\n", sequential)
@@ -106,10 +109,15 @@ func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, ver
 		}
 		seqLat = append(seqLat, l...)
 	}
-	if err := deleteAll(client); err != nil {
+	if err := deleteAll(client, n); err != nil {
 		return err
 	}
 	floor, err := ctrFloor(ctd.Address, ns, ctrRuns)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("runtime floor of the burst: %d ctr run -d at once\n", burst)
+	burstFloor, err := ctrBurstFloor(n, burst)
 	if err != nil {
 		return err
 	}
@@ -122,6 +130,7 @@ func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, ver
 	report(fmt.Sprintf("pod create -> Running, burst of %d", burst), burstLat)
 	report("pod create -> Running, one at a time", seqLat)
 	report("ctr run --rm busybox /bin/true (floor)", floor)
+	report(fmt.Sprintf("ctr run -d busybox sleep, burst of %d (floor)", burst), burstFloor)
 	return nil
 }
 
@@ -147,7 +156,7 @@ func pct(d []time.Duration, p int) time.Duration {
 // startKubelet runs the kubelet with its production defaults (1 s pod
 // sync period), on its own bridge, netns directory and containerd
 // namespace.
-func startKubelet(m *harness.Main, dir string, ts *testserver.TestServer, ctd *harness.Containerd, registry, ns string) {
+func startKubelet(m *harness.Main, dir string, ts *testserver.TestServer, ctd *harness.Containerd, registry, ns string) node {
 	bridge := "skb" + harness.RandHex(3)
 	regFile := filepath.Join(dir, "registries.yaml")
 	if err := os.WriteFile(regFile, []byte(fmt.Sprintf("mirrors:\n  docker.io:\n    endpoint:\n      - \"http://%s\"\n", registry)), 0o644); err != nil {
@@ -193,6 +202,7 @@ func startKubelet(m *harness.Main, dir string, ts *testserver.TestServer, ctd *h
 		}
 		cfg.Close()
 	})
+	return node{containerd: ctd.Address, ns: ns, netnsDir: o.NetNSDir}
 }
 
 func makeReady(client kubernetes.Interface) error {
@@ -313,7 +323,7 @@ func startPods(client kubernetes.Interface, prefix string, n, parallel int) ([]t
 
 // deleteAll deletes the benchmark's pods and waits until they are gone
 // (the kubelet has torn them down and removed them from the API).
-func deleteAll(client kubernetes.Interface) error {
+func deleteAll(client kubernetes.Interface, n node) error {
 	ctx := context.Background()
 	if err := client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},
 		metav1.ListOptions{LabelSelector: "bench=1"}); err != nil {
@@ -328,7 +338,80 @@ func deleteAll(client kubernetes.Interface) error {
 	if err != nil {
 		return fmt.Errorf("pods still there after 3 minutes: %v", last)
 	}
+	// Deleted with no grace period, the objects go at once; the kubelet
+	// tears the pods down after. The next measurement starts on a node
+	// that has finished: no container left, no network namespace.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		out, err := exec.Command("ctr", "-a", n.containerd, "-n", n.ns, "containers", "ls", "-q").CombinedOutput()
+		if err != nil {
+			last = fmt.Errorf("ctr containers ls: %v: %s", err, out)
+			return false, nil
+		}
+		if ids := strings.Fields(string(out)); len(ids) > 0 {
+			last = fmt.Errorf("containers %v", ids)
+			return false, nil
+		}
+		ents, err := os.ReadDir(n.netnsDir)
+		if err != nil && !os.IsNotExist(err) {
+			return false, err
+		}
+		if len(ents) > 0 {
+			last = fmt.Errorf("%d network namespaces in %s", len(ents), n.netnsDir)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the kubelet had not torn the pods down after 3 minutes: %v", last)
+	}
 	return nil
+}
+
+// ctrBurstFloor is the runtime's own floor for the burst: n containers
+// of the same image started at once with "ctr run -d" (which returns once
+// the task runs) on the kubelet's containerd namespace, with neither the
+// API server nor CNI. The burst's n creates reach the kubelet within tens
+// of milliseconds, so its pods start together too. Each is timed from its
+// ctr start; they are removed afterwards.
+func ctrBurstFloor(nd node, n int) ([]time.Duration, error) {
+	ctr := func(args ...string) *exec.Cmd {
+		return exec.Command("ctr", append([]string{"-a", nd.containerd, "-n", nd.ns}, args...)...)
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bench-ctr-burst-%d", i)
+	}
+	defer func() {
+		_ = ctr(append([]string{"tasks", "delete", "-f"}, ids...)...).Run()
+		_ = ctr(append([]string{"containers", "rm"}, ids...)...).Run()
+	}()
+	out := make([]time.Duration, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			if b, err := ctr("run", "-d", image, id, "sleep", "3600").CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("ctr run -d %s: %v: %s", id, err, b)
+				return
+			}
+			out[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// node is where the kubelet keeps what a pod leaves behind until it is
+// torn down.
+type node struct {
+	containerd, ns, netnsDir string
 }
 
 // ctrFloor times "ctr run --rm <image> <id> /bin/true" on the kubelet's
