@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,7 +34,7 @@ func TestManagerName(t *testing.T) {
 }
 
 func TestResetFields(t *testing.T) {
-	pod, cm := resource(t, "", "pods"), resource(t, "", "configmaps")
+	pod, cm := resourceOf(t, "", "pods"), resourceOf(t, "", "configmaps")
 	cases := []struct {
 		r        *registry.Resource
 		sub      string
@@ -60,7 +61,7 @@ func TestResetFields(t *testing.T) {
 	}
 }
 
-func resource(t *testing.T, group, name string) *registry.Resource {
+func resourceOf(t testing.TB, group, name string) *registry.Resource {
 	t.Helper()
 	for _, r := range registry.Resources() {
 		if r.Group == group && r.Resource == name {
@@ -103,7 +104,7 @@ func TestUnstructuredConverter(t *testing.T) {
 // manager of a field the first owns conflicts.
 func TestUpdateAndApplyOnBuiltin(t *testing.T) {
 	codecs := api.NewCodecs()
-	r := resource(t, "", "configmaps")
+	r := resourceOf(t, "", "configmaps")
 	m := New(codecs.Scheme)
 	fm, err := m.For(&registry.Store{R: r}, "", nil)
 	if err != nil {
@@ -136,25 +137,7 @@ func TestUpdateAndApplyOnBuiltin(t *testing.T) {
 // BenchmarkCreatePod is the field manager's share of a pod create: the
 // Update entry of the creating manager over an empty live object.
 func BenchmarkCreatePod(b *testing.B) {
-	codecs := api.NewCodecs()
-	var pods *registry.Resource
-	for _, r := range registry.Resources() {
-		if r.Group == "" && r.Resource == "pods" {
-			pods = r
-		}
-	}
-	fm, err := New(codecs.Scheme).For(&registry.Store{R: pods}, "", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "d", Labels: map[string]string{"app": "bench"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "app", Image: "registry.k8s.io/pause:3.10",
-			Resources: corev1.ResourceRequirements{},
-			Ports:     []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
-		}}},
-	}
+	fm, pod := benchPod(b)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		obj := fm.UpdateNoErrors(&corev1.Pod{}, pod.DeepCopy(), "bench")
@@ -162,6 +145,30 @@ func BenchmarkCreatePod(b *testing.B) {
 			b.Fatal("no managed fields")
 		}
 	}
+}
+
+// benchPod is the pods' field manager and a pod as the API server stores
+// it when created by test/bench: defaulted, with its requests.
+func benchPod(b *testing.B) (*Manager, *corev1.Pod) {
+	codecs := api.NewCodecs()
+	pods := resourceOf(b, "", "pods")
+	s := &registry.Store{R: pods}
+	fm, err := New(codecs.Scheme).For(s, "", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "d", Labels: map[string]string{"app": "bench", "tier": "web", "track": "stable", "n": "1"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "registry.k8s.io/pause:3.10",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
+			}},
+			Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
+		}}},
+	}
+	s.Default(pod)
+	return fm, pod
 }
 
 // TestEveryKindIsTyped: every built-in resource gets a field manager whose
