@@ -39,7 +39,7 @@ type options struct {
 	chainPairs  int
 }
 
-var allPhases = []string{"create", "etcd", "list", "watch", "chain"}
+var allPhases = []string{"create", "etcd", "floor", "list", "watch", "chain"}
 
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
@@ -240,6 +240,7 @@ func (b *bench) runPhases(ctx context.Context) error {
 	}{
 		{"create", b.createPhase},
 		{"etcd", b.etcdPhase},
+		{"floor", b.floorPhase},
 		{"list", b.listPhase},
 		{"watch", b.watchPhase},
 		{"chain", b.chainPhase},

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"mime"
+	"net"
+	"net/http"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+)
+
+// floorPhase measures what any Kubernetes API server on this machine must
+// at least spend on a create, with nothing of skiff's: an HTTPS server
+// (Go's net/http, HTTP/2, as skiff's) whose one handler decodes the Pod,
+// gives it a uid and a creation time, encodes it in protobuf, writes it to
+// the same etcd with the same create-if-absent transaction through the
+// in-process client skiff uses, and answers 201 with the Pod encoded as
+// the client asked. No authentication, authorization, admission,
+// defaulting, validation, managed fields or watch cache. The same client-go
+// clients as the create phase drive it. Its creates/s is the ceiling of
+// the create target: an API server cannot do less per create and still
+// answer the Kubernetes API.
+func (b *bench) floorPhase(ctx context.Context) error {
+	cert, caPEM, err := selfSignedCert()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	storage, err := serializerFor(contentProtobuf)
+	if err != nil {
+		return err
+	}
+	fs := &floorServer{etcd: b.ts.Server.EtcdClient(), prefix: "/bench-floor/pods/", storage: storage}
+	srv := &http.Server{
+		Handler:   fs,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}},
+	}
+	done := make(chan error, 1)
+	pprof.Do(ctx, pprof.Labels("side", "floor"), func(context.Context) {
+		go func() { done <- srv.ServeTLS(ln, "", "") }()
+	})
+	defer func() {
+		_ = srv.Close()
+		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+			progress("floor server: %v", err)
+		}
+	}()
+	url := "https://" + ln.Addr().String()
+	for _, ct := range contentTypes {
+		clients := make([]*kubernetes.Clientset, b.o.clients)
+		for i := range clients {
+			cfg := &rest.Config{
+				Host:            url,
+				TLSClientConfig: rest.TLSClientConfig{CAData: caPEM},
+				Proxy:           noProxy,
+				QPS:             -1,
+				Burst:           -1,
+			}
+			// As newClient sets them for skiff.
+			cfg.ContentType, cfg.AcceptContentTypes = ct.mediaType, ct.mediaType
+			if clients[i], err = kubernetes.NewForConfig(cfg); err != nil {
+				return err
+			}
+			// Connect (TLS and HTTP/2) before the measurement.
+			if _, err := clients[i].CoreV1().Pods("warm-up").Create(ctx, benchPod(fmt.Sprintf("%s-%d", ct.slug, i), i), metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("floor server: %w", err)
+			}
+		}
+		ns := "bench-floor-" + ct.slug
+		progress("floor: creating %d pods with %d %s clients on a server that only decodes, stores and encodes", b.o.creates, b.o.clients, ct.name)
+		r, err := createPods(ctx, clients, ns, "pod", b.o.creates, b.o.duration)
+		if err != nil {
+			return err
+		}
+		s := summarize(r.latencies)
+		b.add(row{
+			benchmark: "Pod create, floor server (decode, etcd write, encode), client-go " + ct.name,
+			setting:   fmt.Sprintf("%d clients, %d pods, HTTPS/HTTP2 server with one handler, same etcd and client", b.o.clients, r.n),
+			result:    fmt.Sprintf("**%.0f creates/s**, p50 %s, p99 %s", r.rate(), ms(s.p50), ms(s.p99)),
+		})
+		if base := b.etcdRate["gRPC"]; base > 0 {
+			b.add(row{
+				benchmark: "Floor server creates / etcd writes, " + ct.name,
+				setting:   fmt.Sprintf("%.0f creates/s ÷ %.0f writes/s (gRPC)", r.rate(), base),
+				result:    fmt.Sprintf("**%.0f%%**", 100*r.rate()/base),
+			})
+		}
+		if api, ok := b.createRate[ct.mediaType]; ok {
+			b.add(row{
+				benchmark: "skiff creates / floor server creates, " + ct.name,
+				setting:   fmt.Sprintf("%.0f creates/s ÷ %.0f creates/s", api, r.rate()),
+				result:    fmt.Sprintf("**%.0f%%**", 100*api/r.rate()),
+			})
+		}
+	}
+	return nil
+}
+
+// floorServer answers a Pod create, and nothing else.
+type floorServer struct {
+	etcd    *clientv3.Client
+	prefix  string
+	storage runtime.SerializerInfo
+}
+
+func (f *floorServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	// api/v1/namespaces/<ns>/pods
+	if r.Method != http.MethodPost || len(parts) != 5 || parts[0] != "api" || parts[1] != "v1" || parts[2] != "namespaces" || parts[4] != "pods" {
+		http.Error(w, "the floor server only creates pods", http.StatusNotFound)
+		return
+	}
+	ns := parts[3]
+	body, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	in, err := serializerFor(r.Header.Get("Content-Type"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusUnsupportedMediaType)
+		return
+	}
+	pod := &corev1.Pod{}
+	if _, _, err := in.Serializer.Decode(body, nil, pod); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	pod.Namespace = ns
+	pod.UID = types.UID(uuid.NewUUID())
+	pod.CreationTimestamp = metav1.Now()
+	stored, err := encode(f.storage, pod)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	key := f.prefix + ns + "/" + pod.Name
+	resp, err := f.etcd.Txn(r.Context()).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(stored))).
+		Commit()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if !resp.Succeeded {
+		http.Error(w, "exists", http.StatusConflict)
+		return
+	}
+	pod.ResourceVersion = fmt.Sprint(resp.Header.Revision)
+	out, err := serializerFor(r.Header.Get("Accept"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotAcceptable)
+		return
+	}
+	data, err := encode(out, pod)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", out.MediaType)
+	w.WriteHeader(http.StatusCreated)
+	_, _ = w.Write(data)
+}
+
+// serializerFor picks client-go's serializer for the first media type of
+// header that it has.
+func serializerFor(header string) (runtime.SerializerInfo, error) {
+	for _, part := range strings.Split(header, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		if info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mt); ok {
+			return info, nil
+		}
+	}
+	return runtime.SerializerInfo{}, fmt.Errorf("no serializer for %q", header)
+}
+
+func encode(info runtime.SerializerInfo, pod *corev1.Pod) ([]byte, error) {
+	return runtime.Encode(scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion), pod)
+}
+
+// selfSignedCert is the floor server's certificate for 127.0.0.1, and its
+// PEM for the clients to trust.
+func selfSignedCert() (tls.Certificate, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "bench-floor"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
