@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"skiff.dev/apiserver/pkg/api"
@@ -138,6 +139,10 @@ func TestUpdateAndApplyOnBuiltin(t *testing.T) {
 // Update entry of the creating manager over an empty live object.
 func BenchmarkCreatePod(b *testing.B) {
 	fm, pod := benchPod(b)
+	createBench(b, fm, pod)
+}
+
+func createBench(b *testing.B, fm *Manager, pod *corev1.Pod) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		obj := fm.UpdateNoErrors(&corev1.Pod{}, pod.DeepCopy(), "bench")
@@ -145,6 +150,27 @@ func BenchmarkCreatePod(b *testing.B) {
 			b.Fatal("no managed fields")
 		}
 	}
+}
+
+// BenchmarkCreateAdmittedPod is BenchmarkCreatePod with what admission adds
+// to that pod: the ServiceAccount plugin's projected kube-api-access volume
+// and its mount, DefaultTolerationSeconds' two tolerations.
+func BenchmarkCreateAdmittedPod(b *testing.B) {
+	fm, pod := benchPod(b)
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To[int32](420),
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{ExpirationSeconds: ptr.To[int64](3607), Path: "token"}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		},
+	}}})
+	pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "kube-api-access-abcde", ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"})
+	pod.Spec.Tolerations = []corev1.Toleration{
+		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+	}
+	createBench(b, fm, pod)
 }
 
 // benchPod is the pods' field manager and a pod as the API server stores

@@ -36,7 +36,14 @@ func noProxy(*http.Request) (*url.URL, error) { return nil, nil }
 // newClient returns a clientset with its own connection that speaks
 // mediaType (requests and, preferably, responses).
 func (b *bench) newClient(mediaType string) (*kubernetes.Clientset, error) {
+	return b.newClientTo(b.ts.AdminConfig.Host, mediaType)
+}
+
+// newClientTo is newClient for the server at host, which trusts the same
+// CA and serves the same certificate as skiff (the floor phase's).
+func (b *bench) newClientTo(host, mediaType string) (*kubernetes.Clientset, error) {
 	cfg := rest.CopyConfig(b.ts.AdminConfig)
+	cfg.Host = host
 	cfg.ContentType = mediaType
 	cfg.AcceptContentTypes = mediaType
 	if mediaType == contentProtobuf {

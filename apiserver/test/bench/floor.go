@@ -2,23 +2,18 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"mime"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -28,24 +23,32 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 )
 
 // floorPhase measures what any Kubernetes API server on this machine must
 // at least spend on a create, with nothing of skiff's: an HTTPS server
-// (Go's net/http, HTTP/2, as skiff's) whose one handler decodes the Pod,
-// gives it a uid and a creation time, encodes it in protobuf, writes it to
-// the same etcd with the same create-if-absent transaction through the
-// in-process client skiff uses, and answers 201 with the Pod encoded as
-// the client asked. No authentication, authorization, admission,
-// defaulting, validation, managed fields or watch cache. The same client-go
-// clients as the create phase drive it. Its creates/s is the ceiling of
-// the create target: an API server cannot do less per create and still
-// answer the Kubernetes API.
+// (Go's net/http, HTTP/2, skiff's certificate and client CA) whose one
+// handler decodes the Pod, gives it a uid and a creation time, encodes it in
+// protobuf, writes it to the same etcd with the same create-if-absent
+// transaction through the in-process client skiff uses, and answers 201
+// with the Pod encoded as the client asked. Beyond the TLS handshake's check
+// of the client certificate: no authentication, authorization, admission,
+// defaulting, validation, managed fields or watch cache. The create phase's
+// clients drive it. Its creates/s is the ceiling of the create target: an
+// API server cannot do less per create and still answer the Kubernetes API.
 func (b *bench) floorPhase(ctx context.Context) error {
-	cert, caPEM, err := selfSignedCert()
+	// skiff's own serving certificate and client CA, as skiff checks them.
+	cert, err := tls.LoadX509KeyPair(filepath.Join(b.ts.PKIDir, "apiserver.crt"), filepath.Join(b.ts.PKIDir, "apiserver.key"))
 	if err != nil {
 		return err
+	}
+	caPEM, err := os.ReadFile(filepath.Join(b.ts.PKIDir, "ca.crt"))
+	if err != nil {
+		return err
+	}
+	clientCAs := x509.NewCertPool()
+	if !clientCAs.AppendCertsFromPEM(caPEM) {
+		return fmt.Errorf("no certificate in %s", filepath.Join(b.ts.PKIDir, "ca.crt"))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -57,8 +60,13 @@ func (b *bench) floorPhase(ctx context.Context) error {
 	}
 	fs := &floorServer{etcd: b.ts.Server.EtcdClient(), prefix: "/bench-floor/pods/", storage: storage}
 	srv := &http.Server{
-		Handler:   fs,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}},
+		Handler: fs,
+		TLSConfig: &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			ClientCAs:    clientCAs,
+			ClientAuth:   tls.VerifyClientCertIfGiven,
+			NextProtos:   []string{"h2", "http/1.1"},
+		},
 	}
 	done := make(chan error, 1)
 	pprof.Do(ctx, pprof.Labels("side", "floor"), func(context.Context) {
@@ -74,16 +82,8 @@ func (b *bench) floorPhase(ctx context.Context) error {
 	for _, ct := range contentTypes {
 		clients := make([]*kubernetes.Clientset, b.o.clients)
 		for i := range clients {
-			cfg := &rest.Config{
-				Host:            url,
-				TLSClientConfig: rest.TLSClientConfig{CAData: caPEM},
-				Proxy:           noProxy,
-				QPS:             -1,
-				Burst:           -1,
-			}
-			// As newClient sets them for skiff.
-			cfg.ContentType, cfg.AcceptContentTypes = ct.mediaType, ct.mediaType
-			if clients[i], err = kubernetes.NewForConfig(cfg); err != nil {
+			// The create phase's clients: same user, certificates and codecs.
+			if clients[i], err = b.newClientTo(url, ct.mediaType); err != nil {
 				return err
 			}
 			// Connect (TLS and HTTP/2) before the measurement.
@@ -205,29 +205,4 @@ func serializerFor(header string) (runtime.SerializerInfo, error) {
 
 func encode(info runtime.SerializerInfo, pod *corev1.Pod) ([]byte, error) {
 	return runtime.Encode(scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion), pod)
-}
-
-// selfSignedCert is the floor server's certificate for 127.0.0.1, and its
-// PEM for the clients to trust.
-func selfSignedCert() (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "bench-floor"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
