@@ -3,9 +3,10 @@
 // containers running, for pods whose image is already on the node; and,
 // beside it, the runtime's own floor: "ctr run --rm <image> /bin/true" on
 // the same containerd, one at a time, and "ctr run -d" of as many
-// containers as the burst has pods, all at once. Each shape starts
-// once the kubelet has torn down the previous one's pods. It starts its own containerd, registry, API server
-// and kubelet (as the end-to-end tests do) and removes them at the end.
+// containers as the burst has pods, all at once. Each shape starts once
+// the kubelet has torn down the previous one's pods. It starts its own
+// containerd, registry, API server and kubelet (as the end-to-end tests
+// do) and removes them at the end.
 //
 //	cd kubelet && go run ./test/bench [-pods 50] [-sequential 20] [-ctr-runs 20]
 //
