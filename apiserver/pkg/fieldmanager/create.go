@@ -116,8 +116,7 @@ func (m *Manager) create(empty, obj runtime.Object, manager string) (runtime.Obj
 // modified, less the reset fields and the stripped metadata.
 func (c *creator) fields(empty, obj runtime.Object) (*fieldpath.Set, bool) {
 	set := &fieldpath.Set{}
-	root := cursor{set: set}
-	if !compare(&root, c.root, reflect.ValueOf(empty), reflect.ValueOf(obj)) {
+	if !newWalker(set).compare(c.root, reflect.ValueOf(empty), reflect.ValueOf(obj)) {
 		return nil, false
 	}
 	if c.reset != nil {

@@ -66,6 +66,17 @@ type fieldPlan struct {
 	name  *string
 	entry *value.FieldCacheEntry
 	plan  *plan
+	// index is the field's index in the struct when SMD's field path is
+	// that field alone (not through an inlined struct), else -1.
+	index int
+}
+
+// get is the field's value in struct v, as entry.GetFrom.
+func (fp *fieldPlan) get(v reflect.Value) reflect.Value {
+	if fp.index >= 0 {
+		return v.Field(fp.index)
+	}
+	return fp.entry.GetFrom(v)
 }
 
 type planKey struct {
@@ -176,7 +187,7 @@ func (b *planner) fillStruct(p *plan, et reflect.Type) {
 			return // an inlined pointer: SMD cannot read it either
 		}
 		name := fe.JsonName
-		fp := &fieldPlan{name: &name, entry: fe}
+		fp := &fieldPlan{name: &name, entry: fe, index: directIndex(fe, zero)}
 		if sf, ok := m.FindField(name); ok {
 			fp.plan = b.plan(ft, sf.Type)
 		} else if m.ElementType != (schema.TypeRef{}) {
@@ -197,6 +208,20 @@ func fieldType(fe *value.FieldCacheEntry, zero reflect.Value) (t reflect.Type, o
 		}
 	}()
 	return fe.GetFrom(zero).Type(), true
+}
+
+// directIndex is the index of the struct's own field that SMD's field
+// entry reads (the same type at the same address), or -1 when it reads
+// one of an inlined struct.
+func directIndex(fe *value.FieldCacheEntry, zero reflect.Value) int {
+	fv := fe.GetFrom(zero)
+	for i := 0; i < zero.NumField(); i++ {
+		f := zero.Field(i)
+		if f.Type() == fv.Type() && f.UnsafeAddr() == fv.UnsafeAddr() && f.Type().Size() > 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 func (b *planner) fillList(p *plan, et reflect.Type) {

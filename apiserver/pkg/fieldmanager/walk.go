@@ -190,34 +190,51 @@ func asFloat(w view) (float64, bool) {
 	return 0, false
 }
 
-// cursor is a path in the set being built; the set of its children is
-// made only when something is inserted below it, so that no empty node
-// is left in the set.
-type cursor struct {
-	parent *cursor
-	pe     fieldpath.PathElement
-	set    *fieldpath.Set
+// walker holds the path being walked, one frame per element, each with
+// the set of its children in the set being built, made only when
+// something is inserted below it, so that no empty node is left in the
+// set. The first frame is the root, with the whole set.
+type walker struct {
+	stack []frame
 }
 
-func (c *cursor) children() *fieldpath.Set {
-	if c.set == nil {
-		c.set = c.parent.children().Children.Descend(c.pe)
+type frame struct {
+	pe  fieldpath.PathElement
+	set *fieldpath.Set
+}
+
+func newWalker(set *fieldpath.Set) *walker {
+	w := &walker{stack: make([]frame, 1, 16)}
+	w.stack[0].set = set
+	return w
+}
+
+func (c *walker) push(pe fieldpath.PathElement) { c.stack = append(c.stack, frame{pe: pe}) }
+
+func (c *walker) pop() { c.stack = c.stack[:len(c.stack)-1] }
+
+// children is the set of the children of the current path.
+func (c *walker) children() *fieldpath.Set { return c.childrenAt(len(c.stack) - 1) }
+
+func (c *walker) childrenAt(i int) *fieldpath.Set {
+	if c.stack[i].set == nil {
+		c.stack[i].set = c.childrenAt(i - 1).Children.Descend(c.stack[i].pe)
 	}
-	return c.set
+	return c.stack[i].set
 }
 
-// insert records the cursor's path (the root is never recorded, as
+// insert records the current path (the root is never recorded, as
 // fieldpath.Set.Insert does not).
-func (c *cursor) insert() {
-	if c.parent != nil {
-		c.parent.children().Members.Insert(c.pe)
+func (c *walker) insert() {
+	if n := len(c.stack) - 1; n > 0 {
+		c.childrenAt(n - 1).Members.Insert(c.stack[n].pe)
 	}
 }
 
 // added is compare with no live value: everything in v is added, and a
 // granular non-empty map or list gets its own entry too (the "." of
 // FieldsV1).
-func added(c *cursor, p *plan, v reflect.Value) bool {
+func (c *walker) added(p *plan, v reflect.Value) bool {
 	w, ok := p.see(v)
 	if !ok {
 		return false
@@ -236,18 +253,12 @@ func added(c *cursor, p *plan, v reflect.Value) bool {
 		if p.atom.Map == nil {
 			return false
 		}
-		if p.atom.Map.ElementRelationship == schema.Atomic || mapEmpty(p, w) {
-			c.insert()
+		c.insert() // as a whole (atomic or empty), or its own "." entry
+		if p.atom.Map.ElementRelationship == schema.Atomic {
 			return validateView(p, w)
 		}
-		if !eachEntry(p, w, func(fp *plan, name *string, fv reflect.Value) bool {
-			child := cursor{parent: c, pe: fieldpath.PathElement{FieldName: name}}
-			return added(&child, fp, fv)
-		}) {
-			return false
-		}
-		c.insert()
-		return true
+		// An empty map adds no entry, as SMD's leaf would not.
+		return c.addEntries(p, w)
 	case viewList:
 		l := p.atom.List
 		if l == nil {
@@ -257,13 +268,13 @@ func added(c *cursor, p *plan, v reflect.Value) bool {
 			c.insert()
 			return validateView(p, w)
 		}
-		if !items(c, p, w) {
+		if !c.items(p, w) {
 			return false
 		}
 		c.insert()
 		return true
 	case viewUnstructured:
-		if !graftUnstructured(c, p, w) {
+		if !c.graftUnstructured(p, w) {
 			return false
 		}
 		c.insert()
@@ -274,7 +285,7 @@ func added(c *cursor, p *plan, v reflect.Value) bool {
 
 // compare is compareWalker.compare with a live value lv (of the empty
 // object) and the new value rv, both present.
-func compare(c *cursor, p *plan, lv, rv reflect.Value) bool {
+func (c *walker) compare(p *plan, lv, rv reflect.Value) bool {
 	l, ok := p.see(lv)
 	if !ok {
 		return false
@@ -306,11 +317,11 @@ func compare(c *cursor, p *plan, lv, rv reflect.Value) bool {
 		}
 		return true
 	case viewStruct, viewMap:
-		return compareMaps(c, p, l, r)
+		return c.compareMaps(p, l, r)
 	case viewList:
-		return compareLists(c, p, l, r)
+		return c.compareLists(p, l, r)
 	case viewUnstructured:
-		if l.kind != viewNull || !graftUnstructured(c, p, r) {
+		if l.kind != viewNull || !c.graftUnstructured(p, r) {
 			return false
 		}
 		if unstructuredLeaf(p, r) {
@@ -359,7 +370,7 @@ func atomKind(w view) atomPart {
 // graftUnstructured has SMD type and compare, against null, the map or
 // list a type's own conversion returned, and records under c what SMD
 // finds added or modified below it.
-func graftUnstructured(c *cursor, p *plan, w view) bool {
+func (c *walker) graftUnstructured(p *plan, w view) bool {
 	rhs, err := typed.AsTyped(value.NewValueInterface(w.u), p.schema, p.typeRef, typed.AllowDuplicates)
 	if err != nil {
 		return false
@@ -389,7 +400,7 @@ func unstructuredLeaf(p *plan, w view) bool {
 	return false
 }
 
-func compareMaps(c *cursor, p *plan, l, r view) bool {
+func (c *walker) compareMaps(p *plan, l, r view) bool {
 	if p.atom.Map == nil {
 		return false
 	}
@@ -398,34 +409,20 @@ func compareMaps(c *cursor, p *plan, l, r view) bool {
 	default:
 		return false
 	}
-	lEmpty := l.kind == viewNull || mapEmpty(p, l)
-	rEmpty := mapEmpty(p, r)
-	if p.atom.Map.ElementRelationship == schema.Atomic || (lEmpty && rEmpty) {
-		switch {
-		case l.kind == viewNull || !rEmpty && lEmpty:
-			c.insert() // null or empty against a map that is not
-		case !lEmpty:
-			// Both structs, in place: SMD's own equality on the same values.
-			if l.kind != viewStruct || r.kind != viewStruct || !l.v.CanAddr() || !r.v.CanAddr() {
-				return false
-			}
-			lv, err := value.NewValueReflect(l.v.Addr().Interface())
-			if err != nil {
-				return false
-			}
-			rv, err := value.NewValueReflect(r.v.Addr().Interface())
-			if err != nil {
-				return false
-			}
-			if !value.Equals(rv, lv) {
-				c.insert()
-			}
-		}
-		return validateView(p, r)
+	if p.atom.Map.ElementRelationship == schema.Atomic {
+		return c.compareAtomicMaps(p, l, r)
 	}
-	if l.kind == viewStruct && r.kind == viewStruct {
+	switch {
+	case l.kind == viewNull:
+		if mapEmpty(p, r) {
+			c.insert() // null against an empty map: not equal
+			return true
+		}
+		return c.addEntries(p, r)
+	case l.kind == viewStruct && r.kind == viewStruct:
+		// Two empty structs compare as equal leaves: nothing, as here.
 		for _, fp := range p.fields {
-			lf, rf := fp.entry.GetFrom(l.v), fp.entry.GetFrom(r.v)
+			lf, rf := fp.get(l.v), fp.get(r.v)
 			lOmit, rOmit := fp.entry.CanOmit(lf), fp.entry.CanOmit(rf)
 			if rOmit {
 				continue // removed or absent from both: not the creator's
@@ -433,27 +430,55 @@ func compareMaps(c *cursor, p *plan, l, r view) bool {
 			if fp.plan == nil {
 				return false // not declared in the schema
 			}
-			child := cursor{parent: c, pe: fieldpath.PathElement{FieldName: fp.name}}
+			c.push(fieldpath.PathElement{FieldName: fp.name})
+			var ok bool
 			if lOmit {
-				if !added(&child, fp.plan, rf) {
-					return false
-				}
-			} else if !compare(&child, fp.plan, lf, rf) {
+				ok = c.added(fp.plan, rf)
+			} else {
+				ok = c.compare(fp.plan, lf, rf)
+			}
+			c.pop()
+			if !ok {
 				return false
 			}
 		}
 		return true
+	case !mapEmpty(p, l):
+		return false // the empty object has no entries
 	}
-	if !lEmpty {
-		return false
-	}
-	return eachEntry(p, r, func(fp *plan, name *string, fv reflect.Value) bool {
-		child := cursor{parent: c, pe: fieldpath.PathElement{FieldName: name}}
-		return added(&child, fp, fv)
-	})
+	// An empty map against a map: its entries are added (none if empty,
+	// as equal empty leaves add nothing).
+	return c.addEntries(p, r)
 }
 
-func compareLists(c *cursor, p *plan, l, r view) bool {
+// compareAtomicMaps compares atomic maps as a whole, as doLeaf.
+func (c *walker) compareAtomicMaps(p *plan, l, r view) bool {
+	lEmpty := l.kind == viewNull || mapEmpty(p, l)
+	rEmpty := mapEmpty(p, r)
+	switch {
+	case l.kind == viewNull || !rEmpty && lEmpty:
+		c.insert() // null or empty against a map that is not
+	case !lEmpty:
+		// Both structs, in place: SMD's own equality on the same values.
+		if l.kind != viewStruct || r.kind != viewStruct || !l.v.CanAddr() || !r.v.CanAddr() {
+			return false
+		}
+		lv, err := value.NewValueReflect(l.v.Addr().Interface())
+		if err != nil {
+			return false
+		}
+		rv, err := value.NewValueReflect(r.v.Addr().Interface())
+		if err != nil {
+			return false
+		}
+		if !value.Equals(rv, lv) {
+			c.insert()
+		}
+	}
+	return validateView(p, r)
+}
+
+func (c *walker) compareLists(p *plan, l, r view) bool {
 	list := p.atom.List
 	if list == nil {
 		return false
@@ -470,7 +495,7 @@ func compareLists(c *cursor, p *plan, l, r view) bool {
 		}
 		return validateView(p, r)
 	}
-	return items(c, p, r)
+	return c.items(p, r)
 }
 
 // mapEmpty is Map.Empty: no field present (not omitted), or no entry.
@@ -479,7 +504,44 @@ func mapEmpty(p *plan, w view) bool {
 		return w.v.Len() == 0
 	}
 	for _, fp := range p.fields {
-		if !fp.entry.CanOmit(fp.entry.GetFrom(w.v)) {
+		if !fp.entry.CanOmit(fp.get(w.v)) {
+			return false
+		}
+	}
+	return true
+}
+
+// addEntries adds each present field or entry of a map view; it fails on
+// one the schema does not declare.
+func (c *walker) addEntries(p *plan, w view) bool {
+	if w.kind == viewStruct {
+		for _, fp := range p.fields {
+			fv := fp.get(w.v)
+			if fp.entry.CanOmit(fv) {
+				continue
+			}
+			if fp.plan == nil {
+				return false
+			}
+			c.push(fieldpath.PathElement{FieldName: fp.name})
+			ok := c.added(fp.plan, fv)
+			c.pop()
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+	if p.elem == nil {
+		return w.v.Len() == 0
+	}
+	iter := w.v.MapRange()
+	for iter.Next() {
+		name := iter.Key().String()
+		c.push(fieldpath.PathElement{FieldName: &name})
+		ok := c.added(p.elem, iter.Value())
+		c.pop()
+		if !ok {
 			return false
 		}
 	}
@@ -491,7 +553,7 @@ func mapEmpty(p *plan, w view) bool {
 func eachEntry(p *plan, w view, fn func(*plan, *string, reflect.Value) bool) bool {
 	if w.kind == viewStruct {
 		for _, fp := range p.fields {
-			fv := fp.entry.GetFrom(w.v)
+			fv := fp.get(w.v)
 			if fp.entry.CanOmit(fv) {
 				continue
 			}
@@ -517,7 +579,7 @@ func eachEntry(p *plan, w view, fn func(*plan, *string, reflect.Value) bool) boo
 // items walks the items of an associative list none of which the live
 // object has (visitListItems with no lhs): each is added, but an item
 // whose key repeats is added as a whole, once, without its fields.
-func items(c *cursor, p *plan, w view) bool {
+func (c *walker) items(p *plan, w view) bool {
 	if p.atom.List.ElementRelationship != schema.Associative {
 		return false
 	}
@@ -540,8 +602,10 @@ func items(c *cursor, p *plan, w view) bool {
 			c.children().Members.Insert(pes[i])
 			continue
 		}
-		child := cursor{parent: c, pe: pes[i]}
-		if !added(&child, p.elem, item) {
+		c.push(pes[i])
+		ok := c.added(p.elem, item)
+		c.pop()
+		if !ok {
 			return false
 		}
 	}
@@ -602,7 +666,7 @@ func itemPathElement(p *plan, item reflect.Value) (fieldpath.PathElement, bool) 
 		fp := p.elem.byName[name]
 		var kv value.Value
 		if fp != nil {
-			fv := fp.entry.GetFrom(w.v)
+			fv := fp.get(w.v)
 			if !fp.entry.CanOmit(fv) {
 				if fp.plan == nil {
 					return fieldpath.PathElement{}, false
