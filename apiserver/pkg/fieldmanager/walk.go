@@ -257,7 +257,7 @@ func (c *walker) added(p *plan, v reflect.Value) bool {
 		if p.atom.Map.ElementRelationship == schema.Atomic {
 			return validateView(p, w)
 		}
-		// An empty map adds no entry, as SMD's leaf would not.
+		// An empty map is a leaf: the insert above is all it records.
 		return c.addEntries(p, w)
 	case viewList:
 		l := p.atom.List
