@@ -52,6 +52,19 @@ func (h *Handler) trackFields(r *http.Request, s *registry.Store, sub string, li
 	return fm.UpdateNoErrors(withKind(s, live), withKind(s, obj), fieldmanager.ManagerName(fieldManager, r.UserAgent()))
 }
 
+// trackCreate is trackFields for a create through the main resource: the
+// live object is the empty object of s's kind, and the field manager
+// records the creator's fields by its own walk of a built-in kind's
+// object (Manager.Create), with the same outcome as UpdateNoErrors.
+func (h *Handler) trackCreate(r *http.Request, s *registry.Store, obj runtime.Object, fieldManager string) runtime.Object {
+	fm, err := h.fieldManager(s, "")
+	if err != nil {
+		klog.FromContext(r.Context()).Error(err, "Tracking managed fields", "resource", s.R.GroupResource())
+		return obj
+	}
+	return fm.Create(newObject(s), withKind(s, obj), fieldmanager.ManagerName(fieldManager, r.UserAgent()))
+}
+
 // newObject is an empty object of s's kind, as the live object of a create.
 func newObject(s *registry.Store) runtime.Object {
 	return withKind(s, s.R.New())

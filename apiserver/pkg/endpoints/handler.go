@@ -506,7 +506,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 		h.writeError(w, r, err, gr, "")
 		return
 	}
-	obj = h.trackFields(r, s, "", newObject(s), obj, opts.FieldManager)
+	obj = h.trackCreate(r, s, obj, opts.FieldManager)
 	m, _ := meta.Accessor(obj)
 	out, err := s.Create(r.Context(), ns, obj, dry)
 	if err != nil {

@@ -38,6 +38,9 @@ type Managers struct {
 type Manager struct {
 	*managedfields.FieldManager
 	types managedfields.TypeConverter
+	// creator records creates of a built-in kind through the main
+	// resource (Create); nil otherwise.
+	creator *creator
 }
 
 // CheckApply reports, as a 400, why an apply patch does not fit the kind's
@@ -125,7 +128,11 @@ func (m *Managers) build(s *registry.Store, sub string, versionsOf func() []*reg
 		if err != nil {
 			return nil, err
 		}
-		return &Manager{FieldManager: fm, types: tc}, nil
+		out := &Manager{FieldManager: fm, types: tc}
+		if sub == "" {
+			out.creator = newCreator(r, tc, reset)
+		}
+		return out, nil
 	}
 	var versions []*registry.Resource
 	if versionsOf != nil {

@@ -153,10 +153,42 @@ func createBench(b *testing.B, fm *Manager, pod *corev1.Pod) {
 }
 
 // BenchmarkCreateAdmittedPod is BenchmarkCreatePod with what admission adds
-// to that pod: the ServiceAccount plugin's projected kube-api-access volume
-// and its mount, DefaultTolerationSeconds' two tolerations.
+// to that pod (admit).
 func BenchmarkCreateAdmittedPod(b *testing.B) {
 	fm, pod := benchPod(b)
+	createBench(b, fm, admit(pod))
+}
+
+// BenchmarkCreateShortcut is BenchmarkCreatePod through Create.
+func BenchmarkCreateShortcut(b *testing.B) {
+	fm, pod := benchPod(b)
+	shortcutBench(b, fm, pod)
+}
+
+// BenchmarkCreateAdmittedShortcut is BenchmarkCreateAdmittedPod through
+// Create.
+func BenchmarkCreateAdmittedShortcut(b *testing.B) {
+	fm, pod := benchPod(b)
+	shortcutBench(b, fm, admit(pod))
+}
+
+func shortcutBench(b *testing.B, fm *Manager, pod *corev1.Pod) {
+	if _, ok := fm.create(&corev1.Pod{}, pod.DeepCopy(), "bench"); !ok {
+		b.Fatal("Create takes the general path")
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		obj := fm.Create(&corev1.Pod{}, pod.DeepCopy(), "bench")
+		if len(obj.(*corev1.Pod).ManagedFields) != 1 {
+			b.Fatal("no managed fields")
+		}
+	}
+}
+
+// admit adds to pod what admission adds: the ServiceAccount plugin's
+// projected kube-api-access volume and its mount, DefaultTolerationSeconds'
+// two tolerations.
+func admit(pod *corev1.Pod) *corev1.Pod {
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		DefaultMode: ptr.To[int32](420),
 		Sources: []corev1.VolumeProjection{
@@ -170,12 +202,12 @@ func BenchmarkCreateAdmittedPod(b *testing.B) {
 		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 	}
-	createBench(b, fm, pod)
+	return pod
 }
 
 // benchPod is the pods' field manager and a pod as the API server stores
 // it when created by test/bench: defaulted, with its requests.
-func benchPod(b *testing.B) (*Manager, *corev1.Pod) {
+func benchPod(b testing.TB) (*Manager, *corev1.Pod) {
 	codecs := api.NewCodecs()
 	pods := resourceOf(b, "", "pods")
 	s := &registry.Store{R: pods}
