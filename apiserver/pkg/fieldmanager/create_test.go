@@ -1,6 +1,7 @@
 package fieldmanager
 
 import (
+	"flag"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -132,6 +133,12 @@ func mustAccessor(t *testing.T, obj runtime.Object) metav1.Object {
 	return acc
 }
 
+// createSeed seeds TestCreateMatchesUpdateFuzzed. The default is fixed,
+// so that a run in CI is the same every time; 0 takes one from the clock,
+// to explore (go test -run TestCreateMatchesUpdateFuzzed -create-seed 0
+// -count 20).
+var createSeed = flag.Int64("create-seed", 1, "seed of TestCreateMatchesUpdateFuzzed; 0: from the clock")
+
 // TestCreateMatchesUpdateFuzzed: for objects of every built-in kind
 // filled at random (half of them from few distinct strings and numbers),
 // Create records exactly what UpdateNoErrors records, and takes its own
@@ -140,8 +147,11 @@ func mustAccessor(t *testing.T, obj runtime.Object) metav1.Object {
 func TestCreateMatchesUpdateFuzzed(t *testing.T) {
 	const perKind = 150
 	m := New(api.NewCodecs().Scheme)
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := *createSeed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("seed %d (go test -run TestCreateMatchesUpdateFuzzed ./pkg/fieldmanager/ -create-seed %d repeats this run)", seed, seed)
 	fuzzers := []*fuzz.Fuzzer{objectFuzzer(seed, false), objectFuzzer(seed+1, true)}
 	rnd := rand.New(rand.NewSource(seed))
 	total, took := 0, 0
