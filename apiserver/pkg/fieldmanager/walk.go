@@ -514,38 +514,12 @@ func mapEmpty(p *plan, w view) bool {
 // addEntries adds each present field or entry of a map view; it fails on
 // one the schema does not declare.
 func (c *walker) addEntries(p *plan, w view) bool {
-	if w.kind == viewStruct {
-		for _, fp := range p.fields {
-			fv := fp.get(w.v)
-			if fp.entry.CanOmit(fv) {
-				continue
-			}
-			if fp.plan == nil {
-				return false
-			}
-			c.push(fieldpath.PathElement{FieldName: fp.name})
-			ok := c.added(fp.plan, fv)
-			c.pop()
-			if !ok {
-				return false
-			}
-		}
-		return true
-	}
-	if p.elem == nil {
-		return w.v.Len() == 0
-	}
-	iter := w.v.MapRange()
-	for iter.Next() {
-		name := iter.Key().String()
-		c.push(fieldpath.PathElement{FieldName: &name})
-		ok := c.added(p.elem, iter.Value())
+	return eachEntry(p, w, func(fp *plan, name *string, fv reflect.Value) bool {
+		c.push(fieldpath.PathElement{FieldName: name})
+		ok := c.added(fp, fv)
 		c.pop()
-		if !ok {
-			return false
-		}
-	}
-	return true
+		return ok
+	})
 }
 
 // eachEntry calls fn with each present field or entry of a map view, and
