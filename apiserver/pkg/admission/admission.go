@@ -160,7 +160,9 @@ func (c Chain) Deleted(ctx context.Context, a *Attributes) {
 }
 
 // Objects reads stored objects for plugins. Get answers an error for which
-// apierrors.IsNotFound is true when the object does not exist.
+// apierrors.IsNotFound is true when the object does not exist. What List
+// and Get return may be the watch cache's own objects: plugins must not
+// modify them.
 type Objects interface {
 	Get(ctx context.Context, group, resource, namespace, name string) (runtime.Object, error)
 	List(ctx context.Context, group, resource, namespace string) ([]runtime.Object, error)

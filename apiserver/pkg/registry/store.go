@@ -229,6 +229,20 @@ func (s *Store) List(ctx context.Context, ns string, opts storage.ListOptions) (
 	return list, nil
 }
 
+// CachedObjects lists a collection (of namespace ns, or all for "") from
+// the watch cache as it is (resourceVersion=0), returning the cache's own
+// objects, which the caller must not modify; ok is false when the storage
+// is not a watch cache or cannot answer.
+func (s *Store) CachedObjects(ctx context.Context, ns string) (objs []runtime.Object, ok bool, err error) {
+	c, ok := s.Storage.(interface {
+		Objects(ctx context.Context, key string) ([]runtime.Object, bool, error)
+	})
+	if !ok {
+		return nil, false, nil
+	}
+	return c.Objects(ctx, s.Prefix(ns))
+}
+
 // EncodedList lists a collection from the watch cache as the JSON
 // encodings of its items, made once per object version (the cacher's
 // EncodedList); ok is false when the storage cannot list that way.

@@ -96,25 +96,36 @@ func (o objects) Get(ctx context.Context, group, resource, namespace, name strin
 // itself, as upstream's plugins do a live lookup when their informer has
 // nothing, and an empty etcd answer is trusted for a while (the cache sees
 // a new object within milliseconds, well before that). What must be exact
-// (a quota's usage) is charged by compare-and-swap on the object.
+// (a quota's usage) is charged by compare-and-swap on the object. The
+// objects from the cache are its own, shared, as a lister's are: plugins
+// read them and never modify them.
 func (o objects) List(ctx context.Context, group, resource, namespace string) ([]runtime.Object, error) {
 	st, err := o.storeOf(group, resource)
 	if err != nil {
 		return nil, err
 	}
-	list, err := st.List(ctx, namespace, storage.ListOptions{ResourceVersion: "0"})
+	items, cached, err := st.CachedObjects(ctx, namespace)
 	if err != nil {
 		return nil, err
 	}
-	items, err := meta.ExtractList(list)
-	if err != nil || len(items) > 0 {
-		return items, err
+	if !cached {
+		list, err := st.List(ctx, namespace, storage.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return nil, err
+		}
+		if items, err = meta.ExtractList(list); err != nil {
+			return nil, err
+		}
+	}
+	if len(items) > 0 {
+		return items, nil
 	}
 	key, now := group+"/"+resource+"/"+namespace, time.Now()
 	if o.empty.fresh(key, now) {
 		return nil, nil
 	}
-	if list, err = st.List(ctx, namespace, storage.ListOptions{FromStorage: true}); err != nil {
+	list, err := st.List(ctx, namespace, storage.ListOptions{FromStorage: true})
+	if err != nil {
 		return nil, err
 	}
 	if items, err = meta.ExtractList(list); err != nil {

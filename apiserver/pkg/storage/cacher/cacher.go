@@ -414,6 +414,22 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 	return storage.SetResourceVersion(listObj, listRev)
 }
 
+// Objects is a list with resourceVersion=0 of everything under key, in key
+// order, without a list object: the cache's own objects, which the caller
+// must not modify (as an informer's lister hands out its cache's). ok is
+// false when the cache cannot answer; the caller then lists with GetList.
+func (c *Cacher) Objects(ctx context.Context, key string) (objs []runtime.Object, ok bool, err error) {
+	matched, _, ok, err := c.list(ctx, key, storage.ListOptions{ResourceVersion: "0", Recursive: true})
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	objs = make([]runtime.Object, len(matched))
+	for i, e := range matched {
+		objs[i] = e.obj
+	}
+	return objs, true, nil
+}
+
 // EncodedList is GetList for a JSON response: the JSON encodings of the
 // items (each made by encode once per version of an object and kept with
 // it, so a list of unchanged objects encodes nothing), in key order, and
