@@ -113,7 +113,7 @@ func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, ver
 	if err := deleteAll(client, n); err != nil {
 		return err
 	}
-	floor, err := ctrFloor(ctd.Address, ns, ctrRuns)
+	floor, err := ctrFloor(n, ctrRuns)
 	if err != nil {
 		return err
 	}
@@ -343,7 +343,7 @@ func deleteAll(client kubernetes.Interface, n node) error {
 	// tears the pods down after. The next measurement starts on a node
 	// that has finished: no container left, no network namespace.
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		out, err := exec.Command("ctr", "-a", n.containerd, "-n", n.ns, "containers", "ls", "-q").CombinedOutput()
+		out, err := n.ctr("containers", "ls", "-q").CombinedOutput()
 		if err != nil {
 			last = fmt.Errorf("ctr containers ls: %v: %s", err, out)
 			return false, nil
@@ -375,16 +375,13 @@ func deleteAll(client kubernetes.Interface, n node) error {
 // of milliseconds, so its pods start together too. Each is timed from its
 // ctr start; they are removed afterwards.
 func ctrBurstFloor(nd node, n int) ([]time.Duration, error) {
-	ctr := func(args ...string) *exec.Cmd {
-		return exec.Command("ctr", append([]string{"-a", nd.containerd, "-n", nd.ns}, args...)...)
-	}
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("bench-ctr-burst-%d", i)
 	}
 	defer func() {
-		_ = ctr(append([]string{"tasks", "delete", "-f"}, ids...)...).Run()
-		_ = ctr(append([]string{"containers", "rm"}, ids...)...).Run()
+		_ = nd.ctr(append([]string{"tasks", "delete", "-f"}, ids...)...).Run()
+		_ = nd.ctr(append([]string{"containers", "rm"}, ids...)...).Run()
 	}()
 	out := make([]time.Duration, n)
 	errs := make(chan error, n)
@@ -394,7 +391,7 @@ func ctrBurstFloor(nd node, n int) ([]time.Duration, error) {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			if b, err := ctr("run", "-d", image, id, "sleep", "3600").CombinedOutput(); err != nil {
+			if b, err := nd.ctr("run", "-d", image, id, "sleep", "3600").CombinedOutput(); err != nil {
 				errs <- fmt.Errorf("ctr run -d %s: %v: %s", id, err, b)
 				return
 			}
@@ -415,13 +412,18 @@ type node struct {
 	containerd, ns, netnsDir string
 }
 
+// ctr is the ctr command on the kubelet's containerd and namespace.
+func (n node) ctr(args ...string) *exec.Cmd {
+	return exec.Command("ctr", append([]string{"-a", n.containerd, "-n", n.ns}, args...)...)
+}
+
 // ctrFloor times "ctr run --rm <image> <id> /bin/true" on the kubelet's
 // containerd namespace (where the image is unpacked).
-func ctrFloor(address, ns string, runs int) ([]time.Duration, error) {
+func ctrFloor(n node, runs int) ([]time.Duration, error) {
 	var out []time.Duration
 	for i := 0; i < runs; i++ {
 		start := time.Now()
-		cmd := exec.Command("ctr", "-a", address, "-n", ns, "run", "--rm", image, fmt.Sprintf("bench-ctr-%d", i), "/bin/true")
+		cmd := n.ctr("run", "--rm", image, fmt.Sprintf("bench-ctr-%d", i), "/bin/true")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("ctr run: %v: %s", err, b)
 		}

@@ -204,13 +204,9 @@ func extremum(name string, preferOther ref.Val) func(ref.Val) ref.Val {
 }
 
 func indexOf(list, item ref.Val) ref.Val {
-	lister, ok := list.(traits.Lister)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(list)
-	}
-	size, ok := lister.Size().(types.Int)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(list)
+	lister, size, errVal := sizedLister(list)
+	if errVal != nil {
+		return errVal
 	}
 	for i := types.Int(0); i < size; i++ {
 		if lister.Get(i).Equal(item) == types.True {
@@ -221,13 +217,9 @@ func indexOf(list, item ref.Val) ref.Val {
 }
 
 func lastIndexOf(list, item ref.Val) ref.Val {
-	lister, ok := list.(traits.Lister)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(list)
-	}
-	size, ok := lister.Size().(types.Int)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(list)
+	lister, size, errVal := sizedLister(list)
+	if errVal != nil {
+		return errVal
 	}
 	for i := size - 1; i >= 0; i-- {
 		if lister.Get(i).Equal(item) == types.True {
@@ -235,4 +227,18 @@ func lastIndexOf(list, item ref.Val) ref.Val {
 		}
 	}
 	return types.Int(-1)
+}
+
+// sizedLister is list as a lister and its size, or the no-such-overload
+// error indexOf and lastIndexOf answer for anything else.
+func sizedLister(list ref.Val) (traits.Lister, types.Int, ref.Val) {
+	lister, ok := list.(traits.Lister)
+	if !ok {
+		return nil, 0, types.MaybeNoSuchOverloadErr(list)
+	}
+	size, ok := lister.Size().(types.Int)
+	if !ok {
+		return nil, 0, types.MaybeNoSuchOverloadErr(list)
+	}
+	return lister, size, nil
 }
