@@ -150,6 +150,16 @@ func TestPriority(t *testing.T) {
 			}
 		})
 	}
+	// Without a default class: priority 0 and PreemptLowerPriority, as
+	// upstream's plugin sets them.
+	pod := newPod("x")
+	if err := (&Priority{Objects: newFakeObjects()}).Admit(context.Background(), podCreate(pod)); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.PriorityClassName != "" || pod.Spec.Priority == nil || *pod.Spec.Priority != 0 ||
+		pod.Spec.PreemptionPolicy == nil || *pod.Spec.PreemptionPolicy != corev1.PreemptLowerPriority {
+		t.Errorf("no default class: class %q priority %v policy %v", pod.Spec.PriorityClassName, pod.Spec.Priority, pod.Spec.PreemptionPolicy)
+	}
 	second := &Attributes{Operation: Create, Resource: schedulingv1.SchemeGroupVersion.WithResource("priorityclasses"), Name: "other",
 		Object: &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "other"}, GlobalDefault: true}}
 	if err := p.Validate(context.Background(), second); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PriorityClass dflt is already marked as default") {

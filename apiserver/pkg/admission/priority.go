@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 )
 
 // PriorityName is upstream's plugin name.
@@ -43,6 +44,10 @@ func (p *Priority) Admit(ctx context.Context, a *Attributes) error {
 		if pc != nil {
 			pod.Spec.PriorityClassName = pc.Name
 			priority, policy = pc.Value, pc.PreemptionPolicy
+		} else {
+			// No default class: priority 0 and, as upstream, the policy a
+			// class gets by default.
+			policy = ptr.To(corev1.PreemptLowerPriority)
 		}
 	} else {
 		obj, err := p.Objects.Get(ctx, "scheduling.k8s.io", "priorityclasses", "", pod.Spec.PriorityClassName)
