@@ -370,8 +370,12 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, apierrors.NewMethodNotSupported(schemaGR(), req.Method).Status())
 	})
-	return s.withFilters(r)
+	return newRequestWorkers(requestWorkerLimit).wrap(s.withFilters(r))
 }
+
+// requestWorkerLimit bounds the goroutines kept for short requests; more
+// concurrent requests than this run on their own goroutines.
+const requestWorkerLimit = 128
 
 // statusRecorder captures the code for metrics and keeps Flush working.
 type statusRecorder struct {

@@ -1,0 +1,134 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestRequestWorkersAreReused(t *testing.T) {
+	p := newRequestWorkers(100)
+	served := 0
+	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served++
+		w.WriteHeader(http.StatusCreated)
+	}))
+	for range 100 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/a/pods", nil))
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("code %d", rec.Code)
+		}
+	}
+	if served != 100 {
+		t.Errorf("served %d of 100", served)
+	}
+	// One request at a time: the workers are reused. (A request may come
+	// before the worker that finished the last one is back waiting, and
+	// start another; without reuse there would be 100.)
+	if n := p.started.Load(); n > 10 {
+		t.Errorf("%d workers started for 100 sequential requests", n)
+	}
+}
+
+func TestRequestWorkersBoundedThenInline(t *testing.T) {
+	p := newRequestWorkers(2)
+	release := make(chan struct{})
+	var inHandler sync.WaitGroup
+	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inHandler.Done()
+		<-release
+	}))
+	const n = 5
+	inHandler.Add(n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPut, "/api/v1/namespaces/a/configmaps/c", nil))
+		}()
+	}
+	// All five are served at once: two on workers, three on their own
+	// goroutines.
+	waitGroupWithin(t, &inHandler, 10*time.Second)
+	close(release)
+	wg.Wait()
+	if got := p.started.Load(); got != 2 {
+		t.Errorf("%d workers started, want the limit 2", got)
+	}
+}
+
+func TestRequestWorkersPanicReachesTheRequestsGoroutine(t *testing.T) {
+	p := newRequestWorkers(1)
+	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		panic(http.ErrAbortHandler)
+	}))
+	for range 2 {
+		func() {
+			defer func() {
+				if v := recover(); v != http.ErrAbortHandler {
+					t.Errorf("recovered %v, want http.ErrAbortHandler", v)
+				}
+			}()
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodDelete, "/api/v1/namespaces/a/pods/p", nil))
+		}()
+	}
+	// The worker survived the first panic: with a limit of 1, the second
+	// request could only have been served by it or inline.
+	if n := p.started.Load(); n != 1 {
+		t.Errorf("%d workers started, want 1", n)
+	}
+}
+
+func TestRequestWorkersLeaveLongRunningRequests(t *testing.T) {
+	p := newRequestWorkers(4)
+	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for _, target := range []string{
+		"/api/v1/namespaces/a/pods?watch=true",
+		"/api/v1/watch/namespaces/a/pods",
+		"/api/v1/namespaces/a/pods/p/exec?command=sh",
+		"/api/v1/namespaces/a/pods/p/log?follow=true",
+	} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, target, nil))
+	}
+	if n := p.started.Load(); n != 0 {
+		t.Errorf("%d workers started for long-running requests, want 0", n)
+	}
+}
+
+func TestLongRunning(t *testing.T) {
+	for target, want := range map[string]bool{
+		"/api/v1/namespaces/a/pods?watch=true":                true,
+		"/api/v1/namespaces/a/pods?watch=1&resourceVersion=5": true,
+		"/api/v1/namespaces/a/pods?watch=false":               false,
+		"/api/v1/watch/namespaces/a/pods":                     true,
+		"/apis/apps/v1/namespaces/a/deployments?limit=500":    false,
+		"/api/v1/namespaces/a/pods/p/attach":                  true,
+		"/api/v1/namespaces/a/pods/p/exec":                    true,
+		"/api/v1/namespaces/a/pods/p/portforward":             true,
+		"/api/v1/namespaces/a/pods/p/log":                     true,
+		"/api/v1/namespaces/a/services/s/proxy/metrics":       true,
+		"/api/v1/nodes/n/proxy/stats/summary":                 true,
+		"/api/v1/namespaces/a/pods/p/status":                  false,
+		"/api/v1/namespaces/a/pods":                           false,
+		"/apis/coordination.k8s.io/v1/namespaces/a/leases/l":  false,
+	} {
+		if got := longRunning(httptest.NewRequest(http.MethodGet, target, nil)); got != want {
+			t.Errorf("longRunning(%s) = %v, want %v", target, got, want)
+		}
+	}
+}
+
+func waitGroupWithin(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("not all requests were being served after %s", d)
+	}
+}
