@@ -181,6 +181,12 @@ func TestValidatePodCreate(t *testing.T) {
 		{name: "toleration seconds need NoExecute", mutate: func(p *corev1.Pod) {
 			p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule, TolerationSeconds: ptr.To[int64](5)}}
 		}, want: []want{inv("spec.tolerations[0].effect")}},
+		{name: "toleration key invalid", mutate: func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "a/b/c", Operator: corev1.TolerationOpExists}}
+		}, want: []want{inv("spec.tolerations[0].key")}},
+		{name: "toleration value invalid", mutate: func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "example.com/k", Operator: corev1.TolerationOpEqual, Value: "-v"}}
+		}, want: []want{inv("spec.tolerations[0].operator")}},
 		{name: "toleration effect unsupported", mutate: func(p *corev1.Pod) {
 			p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: "Never"}}
 		}, want: []want{nsup("spec.tolerations[0].effect")}},

@@ -67,253 +67,275 @@ func validateVolumes(volumes []corev1.Volume, podMeta *metav1.ObjectMeta, fldPat
 // volumeSourceCheck is one kind of volume source: whether it is set, the
 // path upstream reports a second source at, and its validation.
 type volumeSourceCheck struct {
-	set      bool
 	name     string
-	validate func() field.ErrorList
+	set      func(*corev1.VolumeSource) bool
+	validate func(*volumeArgs) field.ErrorList
+}
+
+// volumeArgs is what a volume type's validation reads.
+type volumeArgs struct {
+	src     *corev1.VolumeSource
+	fldPath *field.Path
+	volName string
+	podMeta *metav1.ObjectMeta
+	opts    podValidationOptions
+}
+
+// volumeSourceChecks are the volume types, each with its own validation,
+// in upstream's order (which decides the field a second type is reported
+// under). A table built once, not per volume.
+var volumeSourceChecks = []volumeSourceCheck{
+	{"emptyDir", func(s *corev1.VolumeSource) bool { return s.EmptyDir != nil }, func(a *volumeArgs) field.ErrorList {
+		if a.src.EmptyDir.SizeLimit != nil && a.src.EmptyDir.SizeLimit.Cmp(resource.Quantity{}) < 0 {
+			return field.ErrorList{field.Forbidden(a.fldPath.Child("emptyDir").Child("sizeLimit"), "SizeLimit field must be a valid resource quantity")}
+		}
+		return nil
+	}},
+	{"hostPath", func(s *corev1.VolumeSource) bool { return s.HostPath != nil }, func(a *volumeArgs) field.ErrorList {
+		return validateHostPathVolumeSource(a.src.HostPath, a.fldPath.Child("hostPath"))
+	}},
+	{"gitRepo", func(s *corev1.VolumeSource) bool { return s.GitRepo != nil }, func(a *volumeArgs) field.ErrorList {
+		var errs field.ErrorList
+		if len(a.src.GitRepo.Repository) == 0 {
+			errs = append(errs, field.Required(a.fldPath.Child("gitRepo").Child("repository"), ""))
+		}
+		return append(errs, validateLocalDescendingPath(a.src.GitRepo.Directory, a.fldPath.Child("gitRepo").Child("directory"))...)
+	}},
+	{"gcePersistentDisk", func(s *corev1.VolumeSource) bool { return s.GCEPersistentDisk != nil }, func(a *volumeArgs) field.ErrorList {
+		// Upstream reports these under "persistentDisk".
+		p := a.fldPath.Child("persistentDisk")
+		var errs field.ErrorList
+		if len(a.src.GCEPersistentDisk.PDName) == 0 {
+			errs = append(errs, field.Required(p.Child("pdName"), ""))
+		}
+		if a.src.GCEPersistentDisk.Partition < 0 || a.src.GCEPersistentDisk.Partition > 255 {
+			errs = append(errs, field.Invalid(p.Child("partition"), a.src.GCEPersistentDisk.Partition, pdPartitionErrorMsg))
+		}
+		return errs
+	}},
+	{"awsElasticBlockStore", func(s *corev1.VolumeSource) bool { return s.AWSElasticBlockStore != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("awsElasticBlockStore")
+		var errs field.ErrorList
+		if len(a.src.AWSElasticBlockStore.VolumeID) == 0 {
+			errs = append(errs, field.Required(p.Child("volumeID"), ""))
+		}
+		if a.src.AWSElasticBlockStore.Partition < 0 || a.src.AWSElasticBlockStore.Partition > 255 {
+			errs = append(errs, field.Invalid(p.Child("partition"), a.src.AWSElasticBlockStore.Partition, pdPartitionErrorMsg))
+		}
+		return errs
+	}},
+	{"secret", func(s *corev1.VolumeSource) bool { return s.Secret != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("secret")
+		var errs field.ErrorList
+		if len(a.src.Secret.SecretName) == 0 {
+			errs = append(errs, field.Required(p.Child("secretName"), ""))
+		}
+		errs = append(errs, validateFileMode(a.src.Secret.DefaultMode, p.Child("defaultMode"))...)
+		for j := range a.src.Secret.Items {
+			errs = append(errs, validateKeyToPath(&a.src.Secret.Items[j], p.Child("items").Index(j))...)
+		}
+		return errs
+	}},
+	{"nfs", func(s *corev1.VolumeSource) bool { return s.NFS != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("nfs")
+		var errs field.ErrorList
+		if len(a.src.NFS.Server) == 0 {
+			errs = append(errs, field.Required(p.Child("server"), ""))
+		}
+		if len(a.src.NFS.Path) == 0 {
+			errs = append(errs, field.Required(p.Child("path"), ""))
+		}
+		if !path.IsAbs(a.src.NFS.Path) {
+			errs = append(errs, field.Invalid(p.Child("path"), a.src.NFS.Path, "must be an absolute path"))
+		}
+		return errs
+	}},
+	{"iscsi", func(s *corev1.VolumeSource) bool { return s.ISCSI != nil }, func(a *volumeArgs) field.ErrorList {
+		errs := validateISCSIVolumeSource(a.src.ISCSI, a.fldPath.Child("iscsi"))
+		if a.src.ISCSI.InitiatorName != nil && len(a.volName+":"+a.src.ISCSI.TargetPortal) > 64 {
+			errs = append(errs, field.Invalid(a.fldPath.Child("name"), a.volName,
+				"Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified."))
+		}
+		return errs
+	}},
+	{"glusterfs", func(s *corev1.VolumeSource) bool { return s.Glusterfs != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("glusterfs")
+		var errs field.ErrorList
+		if len(a.src.Glusterfs.EndpointsName) == 0 {
+			errs = append(errs, field.Required(p.Child("endpoints"), ""))
+		}
+		if len(a.src.Glusterfs.Path) == 0 {
+			errs = append(errs, field.Required(p.Child("path"), ""))
+		}
+		return errs
+	}},
+	{"flocker", func(s *corev1.VolumeSource) bool { return s.Flocker != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("flocker")
+		var errs field.ErrorList
+		if len(a.src.Flocker.DatasetName) == 0 && len(a.src.Flocker.DatasetUUID) == 0 {
+			errs = append(errs, field.Required(p, "one of datasetName and datasetUUID is required"))
+		}
+		if len(a.src.Flocker.DatasetName) != 0 && len(a.src.Flocker.DatasetUUID) != 0 {
+			errs = append(errs, field.Invalid(p, "resource", "datasetName and datasetUUID can not be specified simultaneously"))
+		}
+		if strings.Contains(a.src.Flocker.DatasetName, "/") {
+			errs = append(errs, field.Invalid(p.Child("datasetName"), a.src.Flocker.DatasetName, "must not contain '/'"))
+		}
+		return errs
+	}},
+	{"persistentVolumeClaim", func(s *corev1.VolumeSource) bool { return s.PersistentVolumeClaim != nil }, func(a *volumeArgs) field.ErrorList {
+		if len(a.src.PersistentVolumeClaim.ClaimName) == 0 {
+			return field.ErrorList{field.Required(a.fldPath.Child("persistentVolumeClaim").Child("claimName"), "")}
+		}
+		return nil
+	}},
+	{"rbd", func(s *corev1.VolumeSource) bool { return s.RBD != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("rbd")
+		var errs field.ErrorList
+		if len(a.src.RBD.CephMonitors) == 0 {
+			errs = append(errs, field.Required(p.Child("monitors"), ""))
+		}
+		if len(a.src.RBD.RBDImage) == 0 {
+			errs = append(errs, field.Required(p.Child("image"), ""))
+		}
+		return errs
+	}},
+	{"cinder", func(s *corev1.VolumeSource) bool { return s.Cinder != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("cinder")
+		var errs field.ErrorList
+		if len(a.src.Cinder.VolumeID) == 0 {
+			errs = append(errs, field.Required(p.Child("volumeID"), ""))
+		}
+		if a.src.Cinder.SecretRef != nil && len(a.src.Cinder.SecretRef.Name) == 0 {
+			errs = append(errs, field.Required(p.Child("secretRef", "name"), ""))
+		}
+		return errs
+	}},
+	{"cephFS", func(s *corev1.VolumeSource) bool { return s.CephFS != nil }, func(a *volumeArgs) field.ErrorList {
+		if len(a.src.CephFS.Monitors) == 0 {
+			return field.ErrorList{field.Required(a.fldPath.Child("cephfs").Child("monitors"), "")}
+		}
+		return nil
+	}},
+	{"quobyte", func(s *corev1.VolumeSource) bool { return s.Quobyte != nil }, func(a *volumeArgs) field.ErrorList {
+		return validateQuobyteVolumeSource(a.src.Quobyte, a.fldPath.Child("quobyte"))
+	}},
+	// Upstream misspells this path.
+	{"downwarAPI", func(s *corev1.VolumeSource) bool { return s.DownwardAPI != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("downwardAPI")
+		errs := validateFileMode(a.src.DownwardAPI.DefaultMode, p.Child("defaultMode"))
+		for j := range a.src.DownwardAPI.Items {
+			errs = append(errs, validateDownwardAPIVolumeFile(&a.src.DownwardAPI.Items[j], p)...)
+		}
+		return errs
+	}},
+	{"fc", func(s *corev1.VolumeSource) bool { return s.FC != nil }, func(a *volumeArgs) field.ErrorList { return validateFCVolumeSource(a.src.FC, a.fldPath.Child("fc")) }},
+	{"flexVolume", func(s *corev1.VolumeSource) bool { return s.FlexVolume != nil }, func(a *volumeArgs) field.ErrorList {
+		return validateFlexVolumeSource(a.src.FlexVolume, a.fldPath.Child("flexVolume"))
+	}},
+	{"configMap", func(s *corev1.VolumeSource) bool { return s.ConfigMap != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("configMap")
+		var errs field.ErrorList
+		if len(a.src.ConfigMap.Name) == 0 {
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		}
+		errs = append(errs, validateFileMode(a.src.ConfigMap.DefaultMode, p.Child("defaultMode"))...)
+		for j := range a.src.ConfigMap.Items {
+			errs = append(errs, validateKeyToPath(&a.src.ConfigMap.Items[j], p.Child("items").Index(j))...)
+		}
+		return errs
+	}},
+	{"azureFile", func(s *corev1.VolumeSource) bool { return s.AzureFile != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("azureFile")
+		var errs field.ErrorList
+		if a.src.AzureFile.SecretName == "" {
+			errs = append(errs, field.Required(p.Child("secretName"), ""))
+		}
+		if a.src.AzureFile.ShareName == "" {
+			errs = append(errs, field.Required(p.Child("shareName"), ""))
+		}
+		return errs
+	}},
+	{"vsphereVolume", func(s *corev1.VolumeSource) bool { return s.VsphereVolume != nil }, func(a *volumeArgs) field.ErrorList {
+		if len(a.src.VsphereVolume.VolumePath) == 0 {
+			return field.ErrorList{field.Required(a.fldPath.Child("vsphereVolume").Child("volumePath"), "")}
+		}
+		return nil
+	}},
+	{"photonPersistentDisk", func(s *corev1.VolumeSource) bool { return s.PhotonPersistentDisk != nil }, func(a *volumeArgs) field.ErrorList {
+		if len(a.src.PhotonPersistentDisk.PdID) == 0 {
+			return field.ErrorList{field.Required(a.fldPath.Child("photonPersistentDisk").Child("pdID"), "")}
+		}
+		return nil
+	}},
+	{"portworxVolume", func(s *corev1.VolumeSource) bool { return s.PortworxVolume != nil }, func(a *volumeArgs) field.ErrorList {
+		if len(a.src.PortworxVolume.VolumeID) == 0 {
+			return field.ErrorList{field.Required(a.fldPath.Child("portworxVolume").Child("volumeID"), "")}
+		}
+		return nil
+	}},
+	{"azureDisk", func(s *corev1.VolumeSource) bool { return s.AzureDisk != nil }, func(a *volumeArgs) field.ErrorList {
+		return validateAzureDisk(a.src.AzureDisk, a.fldPath.Child("azureDisk"))
+	}},
+	{"storageos", func(s *corev1.VolumeSource) bool { return s.StorageOS != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("storageos")
+		var errs field.ErrorList
+		if len(a.src.StorageOS.VolumeName) == 0 {
+			errs = append(errs, field.Required(p.Child("volumeName"), ""))
+		} else {
+			errs = append(errs, validateDNS1123Label(a.src.StorageOS.VolumeName, p.Child("volumeName"))...)
+		}
+		if len(a.src.StorageOS.VolumeNamespace) > 0 {
+			errs = append(errs, validateDNS1123Label(a.src.StorageOS.VolumeNamespace, p.Child("volumeNamespace"))...)
+		}
+		if a.src.StorageOS.SecretRef != nil && len(a.src.StorageOS.SecretRef.Name) == 0 {
+			errs = append(errs, field.Required(p.Child("secretRef", "name"), ""))
+		}
+		return errs
+	}},
+	{"projected", func(s *corev1.VolumeSource) bool { return s.Projected != nil }, func(a *volumeArgs) field.ErrorList {
+		return validateProjectedVolumeSource(a.src.Projected, a.fldPath.Child("projected"), a.opts)
+	}},
+	{"scaleIO", func(s *corev1.VolumeSource) bool { return s.ScaleIO != nil }, func(a *volumeArgs) field.ErrorList {
+		p := a.fldPath.Child("scaleIO")
+		var errs field.ErrorList
+		if a.src.ScaleIO.Gateway == "" {
+			errs = append(errs, field.Required(p.Child("gateway"), ""))
+		}
+		if a.src.ScaleIO.System == "" {
+			errs = append(errs, field.Required(p.Child("system"), ""))
+		}
+		if a.src.ScaleIO.VolumeName == "" {
+			errs = append(errs, field.Required(p.Child("volumeName"), ""))
+		}
+		return errs
+	}},
+	{"csi", func(s *corev1.VolumeSource) bool { return s.CSI != nil }, func(a *volumeArgs) field.ErrorList { return validateCSIVolumeSource(a.src.CSI, a.fldPath.Child("csi")) }},
+	{"ephemeral", func(s *corev1.VolumeSource) bool { return s.Ephemeral != nil }, func(a *volumeArgs) field.ErrorList {
+		errs := validateEphemeralVolumeSource(a.src.Ephemeral, a.fldPath.Child("ephemeral"))
+		if a.podMeta != nil && a.podMeta.Name != "" && a.volName != "" {
+			pvcName := a.podMeta.Name + "-" + a.volName
+			for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(pvcName, false) {
+				errs = append(errs, field.Invalid(a.fldPath.Child("name"), a.volName, fmt.Sprintf("PVC name %q: %v", pvcName, msg)))
+			}
+		}
+		return errs
+	}},
+	{"image", func(s *corev1.VolumeSource) bool { return s.Image != nil }, func(a *volumeArgs) field.ErrorList {
+		var errs field.ErrorList
+		if a.opts.ResourceIsPod && len(a.src.Image.Reference) == 0 {
+			errs = append(errs, field.Required(a.fldPath.Child("image").Child("reference"), ""))
+		}
+		return append(errs, validatePullPolicy(a.src.Image.PullPolicy, a.fldPath.Child("image").Child("pullPolicy"))...)
+	}},
 }
 
 func validateVolumeSource(src *corev1.VolumeSource, fldPath *field.Path, volName string, podMeta *metav1.ObjectMeta, opts podValidationOptions) field.ErrorList {
 	var allErrs field.ErrorList
-	checks := []volumeSourceCheck{
-		{src.EmptyDir != nil, "emptyDir", func() field.ErrorList {
-			if src.EmptyDir.SizeLimit != nil && src.EmptyDir.SizeLimit.Cmp(resource.Quantity{}) < 0 {
-				return field.ErrorList{field.Forbidden(fldPath.Child("emptyDir").Child("sizeLimit"), "SizeLimit field must be a valid resource quantity")}
-			}
-			return nil
-		}},
-		{src.HostPath != nil, "hostPath", func() field.ErrorList { return validateHostPathVolumeSource(src.HostPath, fldPath.Child("hostPath")) }},
-		{src.GitRepo != nil, "gitRepo", func() field.ErrorList {
-			var errs field.ErrorList
-			if len(src.GitRepo.Repository) == 0 {
-				errs = append(errs, field.Required(fldPath.Child("gitRepo").Child("repository"), ""))
-			}
-			return append(errs, validateLocalDescendingPath(src.GitRepo.Directory, fldPath.Child("gitRepo").Child("directory"))...)
-		}},
-		{src.GCEPersistentDisk != nil, "gcePersistentDisk", func() field.ErrorList {
-			// Upstream reports these under "persistentDisk".
-			p := fldPath.Child("persistentDisk")
-			var errs field.ErrorList
-			if len(src.GCEPersistentDisk.PDName) == 0 {
-				errs = append(errs, field.Required(p.Child("pdName"), ""))
-			}
-			if src.GCEPersistentDisk.Partition < 0 || src.GCEPersistentDisk.Partition > 255 {
-				errs = append(errs, field.Invalid(p.Child("partition"), src.GCEPersistentDisk.Partition, pdPartitionErrorMsg))
-			}
-			return errs
-		}},
-		{src.AWSElasticBlockStore != nil, "awsElasticBlockStore", func() field.ErrorList {
-			p := fldPath.Child("awsElasticBlockStore")
-			var errs field.ErrorList
-			if len(src.AWSElasticBlockStore.VolumeID) == 0 {
-				errs = append(errs, field.Required(p.Child("volumeID"), ""))
-			}
-			if src.AWSElasticBlockStore.Partition < 0 || src.AWSElasticBlockStore.Partition > 255 {
-				errs = append(errs, field.Invalid(p.Child("partition"), src.AWSElasticBlockStore.Partition, pdPartitionErrorMsg))
-			}
-			return errs
-		}},
-		{src.Secret != nil, "secret", func() field.ErrorList {
-			p := fldPath.Child("secret")
-			var errs field.ErrorList
-			if len(src.Secret.SecretName) == 0 {
-				errs = append(errs, field.Required(p.Child("secretName"), ""))
-			}
-			errs = append(errs, validateFileMode(src.Secret.DefaultMode, p.Child("defaultMode"))...)
-			for j := range src.Secret.Items {
-				errs = append(errs, validateKeyToPath(&src.Secret.Items[j], p.Child("items").Index(j))...)
-			}
-			return errs
-		}},
-		{src.NFS != nil, "nfs", func() field.ErrorList {
-			p := fldPath.Child("nfs")
-			var errs field.ErrorList
-			if len(src.NFS.Server) == 0 {
-				errs = append(errs, field.Required(p.Child("server"), ""))
-			}
-			if len(src.NFS.Path) == 0 {
-				errs = append(errs, field.Required(p.Child("path"), ""))
-			}
-			if !path.IsAbs(src.NFS.Path) {
-				errs = append(errs, field.Invalid(p.Child("path"), src.NFS.Path, "must be an absolute path"))
-			}
-			return errs
-		}},
-		{src.ISCSI != nil, "iscsi", func() field.ErrorList {
-			errs := validateISCSIVolumeSource(src.ISCSI, fldPath.Child("iscsi"))
-			if src.ISCSI.InitiatorName != nil && len(volName+":"+src.ISCSI.TargetPortal) > 64 {
-				errs = append(errs, field.Invalid(fldPath.Child("name"), volName,
-					"Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified."))
-			}
-			return errs
-		}},
-		{src.Glusterfs != nil, "glusterfs", func() field.ErrorList {
-			p := fldPath.Child("glusterfs")
-			var errs field.ErrorList
-			if len(src.Glusterfs.EndpointsName) == 0 {
-				errs = append(errs, field.Required(p.Child("endpoints"), ""))
-			}
-			if len(src.Glusterfs.Path) == 0 {
-				errs = append(errs, field.Required(p.Child("path"), ""))
-			}
-			return errs
-		}},
-		{src.Flocker != nil, "flocker", func() field.ErrorList {
-			p := fldPath.Child("flocker")
-			var errs field.ErrorList
-			if len(src.Flocker.DatasetName) == 0 && len(src.Flocker.DatasetUUID) == 0 {
-				errs = append(errs, field.Required(p, "one of datasetName and datasetUUID is required"))
-			}
-			if len(src.Flocker.DatasetName) != 0 && len(src.Flocker.DatasetUUID) != 0 {
-				errs = append(errs, field.Invalid(p, "resource", "datasetName and datasetUUID can not be specified simultaneously"))
-			}
-			if strings.Contains(src.Flocker.DatasetName, "/") {
-				errs = append(errs, field.Invalid(p.Child("datasetName"), src.Flocker.DatasetName, "must not contain '/'"))
-			}
-			return errs
-		}},
-		{src.PersistentVolumeClaim != nil, "persistentVolumeClaim", func() field.ErrorList {
-			if len(src.PersistentVolumeClaim.ClaimName) == 0 {
-				return field.ErrorList{field.Required(fldPath.Child("persistentVolumeClaim").Child("claimName"), "")}
-			}
-			return nil
-		}},
-		{src.RBD != nil, "rbd", func() field.ErrorList {
-			p := fldPath.Child("rbd")
-			var errs field.ErrorList
-			if len(src.RBD.CephMonitors) == 0 {
-				errs = append(errs, field.Required(p.Child("monitors"), ""))
-			}
-			if len(src.RBD.RBDImage) == 0 {
-				errs = append(errs, field.Required(p.Child("image"), ""))
-			}
-			return errs
-		}},
-		{src.Cinder != nil, "cinder", func() field.ErrorList {
-			p := fldPath.Child("cinder")
-			var errs field.ErrorList
-			if len(src.Cinder.VolumeID) == 0 {
-				errs = append(errs, field.Required(p.Child("volumeID"), ""))
-			}
-			if src.Cinder.SecretRef != nil && len(src.Cinder.SecretRef.Name) == 0 {
-				errs = append(errs, field.Required(p.Child("secretRef", "name"), ""))
-			}
-			return errs
-		}},
-		{src.CephFS != nil, "cephFS", func() field.ErrorList {
-			if len(src.CephFS.Monitors) == 0 {
-				return field.ErrorList{field.Required(fldPath.Child("cephfs").Child("monitors"), "")}
-			}
-			return nil
-		}},
-		{src.Quobyte != nil, "quobyte", func() field.ErrorList { return validateQuobyteVolumeSource(src.Quobyte, fldPath.Child("quobyte")) }},
-		// Upstream misspells this path.
-		{src.DownwardAPI != nil, "downwarAPI", func() field.ErrorList {
-			p := fldPath.Child("downwardAPI")
-			errs := validateFileMode(src.DownwardAPI.DefaultMode, p.Child("defaultMode"))
-			for j := range src.DownwardAPI.Items {
-				errs = append(errs, validateDownwardAPIVolumeFile(&src.DownwardAPI.Items[j], p)...)
-			}
-			return errs
-		}},
-		{src.FC != nil, "fc", func() field.ErrorList { return validateFCVolumeSource(src.FC, fldPath.Child("fc")) }},
-		{src.FlexVolume != nil, "flexVolume", func() field.ErrorList { return validateFlexVolumeSource(src.FlexVolume, fldPath.Child("flexVolume")) }},
-		{src.ConfigMap != nil, "configMap", func() field.ErrorList {
-			p := fldPath.Child("configMap")
-			var errs field.ErrorList
-			if len(src.ConfigMap.Name) == 0 {
-				errs = append(errs, field.Required(p.Child("name"), ""))
-			}
-			errs = append(errs, validateFileMode(src.ConfigMap.DefaultMode, p.Child("defaultMode"))...)
-			for j := range src.ConfigMap.Items {
-				errs = append(errs, validateKeyToPath(&src.ConfigMap.Items[j], p.Child("items").Index(j))...)
-			}
-			return errs
-		}},
-		{src.AzureFile != nil, "azureFile", func() field.ErrorList {
-			p := fldPath.Child("azureFile")
-			var errs field.ErrorList
-			if src.AzureFile.SecretName == "" {
-				errs = append(errs, field.Required(p.Child("secretName"), ""))
-			}
-			if src.AzureFile.ShareName == "" {
-				errs = append(errs, field.Required(p.Child("shareName"), ""))
-			}
-			return errs
-		}},
-		{src.VsphereVolume != nil, "vsphereVolume", func() field.ErrorList {
-			if len(src.VsphereVolume.VolumePath) == 0 {
-				return field.ErrorList{field.Required(fldPath.Child("vsphereVolume").Child("volumePath"), "")}
-			}
-			return nil
-		}},
-		{src.PhotonPersistentDisk != nil, "photonPersistentDisk", func() field.ErrorList {
-			if len(src.PhotonPersistentDisk.PdID) == 0 {
-				return field.ErrorList{field.Required(fldPath.Child("photonPersistentDisk").Child("pdID"), "")}
-			}
-			return nil
-		}},
-		{src.PortworxVolume != nil, "portworxVolume", func() field.ErrorList {
-			if len(src.PortworxVolume.VolumeID) == 0 {
-				return field.ErrorList{field.Required(fldPath.Child("portworxVolume").Child("volumeID"), "")}
-			}
-			return nil
-		}},
-		{src.AzureDisk != nil, "azureDisk", func() field.ErrorList { return validateAzureDisk(src.AzureDisk, fldPath.Child("azureDisk")) }},
-		{src.StorageOS != nil, "storageos", func() field.ErrorList {
-			p := fldPath.Child("storageos")
-			var errs field.ErrorList
-			if len(src.StorageOS.VolumeName) == 0 {
-				errs = append(errs, field.Required(p.Child("volumeName"), ""))
-			} else {
-				errs = append(errs, validateDNS1123Label(src.StorageOS.VolumeName, p.Child("volumeName"))...)
-			}
-			if len(src.StorageOS.VolumeNamespace) > 0 {
-				errs = append(errs, validateDNS1123Label(src.StorageOS.VolumeNamespace, p.Child("volumeNamespace"))...)
-			}
-			if src.StorageOS.SecretRef != nil && len(src.StorageOS.SecretRef.Name) == 0 {
-				errs = append(errs, field.Required(p.Child("secretRef", "name"), ""))
-			}
-			return errs
-		}},
-		{src.Projected != nil, "projected", func() field.ErrorList {
-			return validateProjectedVolumeSource(src.Projected, fldPath.Child("projected"), opts)
-		}},
-		{src.ScaleIO != nil, "scaleIO", func() field.ErrorList {
-			p := fldPath.Child("scaleIO")
-			var errs field.ErrorList
-			if src.ScaleIO.Gateway == "" {
-				errs = append(errs, field.Required(p.Child("gateway"), ""))
-			}
-			if src.ScaleIO.System == "" {
-				errs = append(errs, field.Required(p.Child("system"), ""))
-			}
-			if src.ScaleIO.VolumeName == "" {
-				errs = append(errs, field.Required(p.Child("volumeName"), ""))
-			}
-			return errs
-		}},
-		{src.CSI != nil, "csi", func() field.ErrorList { return validateCSIVolumeSource(src.CSI, fldPath.Child("csi")) }},
-		{src.Ephemeral != nil, "ephemeral", func() field.ErrorList {
-			errs := validateEphemeralVolumeSource(src.Ephemeral, fldPath.Child("ephemeral"))
-			if podMeta != nil && podMeta.Name != "" && volName != "" {
-				pvcName := podMeta.Name + "-" + volName
-				for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(pvcName, false) {
-					errs = append(errs, field.Invalid(fldPath.Child("name"), volName, fmt.Sprintf("PVC name %q: %v", pvcName, msg)))
-				}
-			}
-			return errs
-		}},
-		{src.Image != nil, "image", func() field.ErrorList {
-			var errs field.ErrorList
-			if opts.ResourceIsPod && len(src.Image.Reference) == 0 {
-				errs = append(errs, field.Required(fldPath.Child("image").Child("reference"), ""))
-			}
-			return append(errs, validatePullPolicy(src.Image.PullPolicy, fldPath.Child("image").Child("pullPolicy"))...)
-		}},
-	}
+	a := &volumeArgs{src: src, fldPath: fldPath, volName: volName, podMeta: podMeta, opts: opts}
 	numVolumes := 0
-	for _, c := range checks {
-		if !c.set {
+	for _, c := range volumeSourceChecks {
+		if !c.set(src) {
 			continue
 		}
 		if numVolumes > 0 {
@@ -321,7 +343,7 @@ func validateVolumeSource(src *corev1.VolumeSource, fldPath *field.Path, volName
 			continue
 		}
 		numVolumes++
-		allErrs = append(allErrs, c.validate()...)
+		allErrs = append(allErrs, c.validate(a)...)
 	}
 	if numVolumes == 0 {
 		allErrs = append(allErrs, field.Required(fldPath, "must specify a volume type"))
