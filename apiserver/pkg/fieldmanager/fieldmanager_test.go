@@ -187,7 +187,7 @@ func shortcutBench(b *testing.B, fm *Manager, pod *corev1.Pod) {
 
 // admit adds to pod what admission adds: the ServiceAccount plugin's
 // projected kube-api-access volume and its mount, DefaultTolerationSeconds'
-// two tolerations.
+// two tolerations, the Priority plugin's priority and preemption policy.
 func admit(pod *corev1.Pod) *corev1.Pod {
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		DefaultMode: ptr.To[int32](420),
@@ -202,6 +202,8 @@ func admit(pod *corev1.Pod) *corev1.Pod {
 		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 	}
+	pod.Spec.ServiceAccountName = "default"
+	pod.Spec.Priority, pod.Spec.PreemptionPolicy = ptr.To[int32](0), ptr.To(corev1.PreemptLowerPriority)
 	return pod
 }
 

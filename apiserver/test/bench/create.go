@@ -130,6 +130,11 @@ func (r createResult) rate() float64 { return float64(r.n) / r.elapsed.Seconds()
 // createPods creates up to count Pods named prefix-NNNNNN in ns with one
 // goroutine per client, stopping early after duration if it is > 0.
 func createPods(ctx context.Context, clients []*kubernetes.Clientset, ns, prefix string, count int, duration time.Duration) (createResult, error) {
+	return createPodsOf(ctx, clients, ns, prefix, count, duration, benchPod)
+}
+
+// createPodsOf is createPods with the pods build makes.
+func createPodsOf(ctx context.Context, clients []*kubernetes.Clientset, ns, prefix string, count int, duration time.Duration, build func(name string, i int) *corev1.Pod) (createResult, error) {
 	var next atomic.Int64
 	var deadline time.Time
 	lat := make([][]time.Duration, len(clients))
@@ -151,7 +156,7 @@ func createPods(ctx context.Context, clients []*kubernetes.Clientset, ns, prefix
 				if i >= count || (!deadline.IsZero() && time.Now().After(deadline)) {
 					return
 				}
-				p := benchPod(fmt.Sprintf("%s-%06d", prefix, i), i)
+				p := build(fmt.Sprintf("%s-%06d", prefix, i), i)
 				t0 := time.Now()
 				if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 					if ctx.Err() == nil {

@@ -36,7 +36,8 @@ type options struct {
 	cpuProfile  string
 	memProfile  string
 	etcdBinary  string
-	chainPairs  int
+	chainRounds int
+	chainSlice  int
 }
 
 var allPhases = []string{"create", "etcd", "floor", "list", "watch", "chain"}
@@ -58,7 +59,9 @@ func parseFlags(args []string) (*options, error) {
 	rates := fs.String("watch-rates", "100,0", "Update rates (writes/s) of the watch runs, comma-separated; 0 means one writer sending back-to-back.")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole process (server and clients, labelled side=server|client) to this file.")
 	fs.StringVar(&o.memProfile, "memprofile", "", "Write the allocation profile of the whole process (pprof allocs, all phases) to this file at the end.")
-	fs.IntVar(&o.chainPairs, "chain-pairs", 3, "Alternating pairs of servers (chain on, chain off) in the chain phase; the cost reported is their median.")
+	fs.IntVar(&o.chainRounds, "chain-rounds", 3, "Rounds of the chain phase, each with three fresh servers (chain on, chain off, chain off sent the admitted pod) taking -creates pods each in turns; the cost reported is their median.")
+	fs.IntVar(&o.chainRounds, "chain-pairs", 3, "The same as -chain-rounds (its name before session 6).")
+	fs.IntVar(&o.chainSlice, "chain-slice", 1000, "Creates per turn of a server in the chain phase.")
 	fs.StringVar(&o.etcdBinary, "etcd-binary", "", "Run this etcd binary (e.g. /usr/bin/etcd of the Debian package etcd-server) as a separate process for each API server, as a deployment does. Empty: the server's embedded etcd.")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -87,8 +90,8 @@ func parseFlags(args []string) (*options, error) {
 	if o.etcdWrites == 0 {
 		o.etcdWrites = o.creates
 	}
-	if o.clients < 1 || o.chainPairs < 1 || o.creates < 1 || o.etcdWrites < 1 || o.listPods < 1 || o.listRuns < 1 || o.watchers < 1 || o.watchWrites < 1 {
-		return nil, fmt.Errorf("-clients, -chain-pairs, -creates, -etcd-writes, -list-pods, -list-runs, -watchers and -watch-writes must be >= 1")
+	if o.clients < 1 || o.chainRounds < 1 || o.chainSlice < 1 || o.creates < 1 || o.etcdWrites < 1 || o.listPods < 1 || o.listRuns < 1 || o.watchers < 1 || o.watchWrites < 1 {
+		return nil, fmt.Errorf("-clients, -chain-rounds, -chain-slice, -creates, -etcd-writes, -list-pods, -list-runs, -watchers and -watch-writes must be >= 1")
 	}
 	return o, nil
 }
