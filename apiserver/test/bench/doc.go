@@ -29,6 +29,13 @@
 //   - watch: 100 watchers (each its own connection) on one namespace, then
 //     ConfigMap updates that carry their send time in an annotation; each
 //     watcher records receive time minus send time: p50/p99/max.
+//   - chain: the cost of authorization and admission (issue 3). Three
+//     servers at once, each with its own etcd: Node,RBAC with every
+//     admission plugin; AlwaysAllow without admission; and the latter sent
+//     the pod as the chain stores it. They take protobuf pod creates by an
+//     RBAC-authorized user in turns; creates/s of each, the cost and its
+//     split into the larger pod and the chain's own code, median over
+//     -chain-rounds rounds.
 //
 // It prints a machine summary, then a markdown table to paste into
 // docs/benchmarks.md. Progress and server logs go to stderr.
