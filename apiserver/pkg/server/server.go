@@ -69,6 +69,7 @@ type Server struct {
 	authorizer authz.Authorizer
 	rbac       *authz.RBAC
 	nodeAuthz  *authz.Node
+	workers    *requestWorkers
 	// authzSynced is closed once the authorizers have read their objects.
 	authzSynced chan struct{}
 	// bootstrapped is closed once the bootstrap objects exist.
@@ -289,6 +290,9 @@ func (s *Server) Port() int { return s.listener.Addr().(*net.TCPAddr).Port }
 func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.client }
 
 func (s *Server) close() {
+	if s.workers != nil {
+		s.workers.stop()
+	}
 	if s.listener != nil {
 		_ = s.listener.Close()
 	}
@@ -370,7 +374,8 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, apierrors.NewMethodNotSupported(schemaGR(), req.Method).Status())
 	})
-	return newRequestWorkers(requestWorkerLimit).wrap(s.withFilters(r))
+	s.workers = newRequestWorkers(requestWorkerLimit)
+	return s.workers.wrap(s.withFilters(r))
 }
 
 // requestWorkerLimit bounds the goroutines kept for short requests; more

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -19,14 +20,19 @@ import (
 // attach, port-forward, proxy, logs) always do, so they never hold a
 // worker.
 type requestWorkers struct {
-	work    chan func()
-	slots   chan struct{}
-	started atomic.Int64 // workers started, for tests
+	work     chan func()
+	slots    chan struct{}
+	stopped  chan struct{}
+	stopOnce sync.Once
+	started  atomic.Int64 // workers started, for tests
 }
 
 func newRequestWorkers(max int) *requestWorkers {
-	return &requestWorkers{work: make(chan func()), slots: make(chan struct{}, max)}
+	return &requestWorkers{work: make(chan func()), slots: make(chan struct{}, max), stopped: make(chan struct{})}
 }
+
+// stop ends the workers once they are idle (the server is shutting down).
+func (p *requestWorkers) stop() { p.stopOnce.Do(func() { close(p.stopped) }) }
 
 // wrap serves next's short requests on the workers.
 func (p *requestWorkers) wrap(next http.Handler) http.Handler {
@@ -62,12 +68,16 @@ func (p *requestWorkers) wrap(next http.Handler) http.Handler {
 }
 
 func (p *requestWorkers) worker(f func()) {
-	// Only a runtime.Goexit in a handler ends a worker; its slot is free
-	// again.
+	// A worker ends when the pool stops, or by a runtime.Goexit in a
+	// handler; its slot is free again.
 	defer func() { <-p.slots }()
 	for {
 		f()
-		f = <-p.work
+		select {
+		case f = <-p.work:
+		case <-p.stopped:
+			return
+		}
 	}
 }
 

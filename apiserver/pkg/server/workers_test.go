@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -130,5 +131,40 @@ func waitGroupWithin(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
 	case <-done:
 	case <-time.After(d):
 		t.Fatalf("not all requests were being served after %s", d)
+	}
+}
+
+func TestRequestWorkersEndWhenStopped(t *testing.T) {
+	p := newRequestWorkers(4)
+	release := make(chan struct{})
+	var inHandler sync.WaitGroup
+	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inHandler.Done()
+		<-release
+	}))
+	inHandler.Add(3)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/a/pods", nil))
+		}()
+	}
+	waitGroupWithin(t, &inHandler, 10*time.Second)
+	// Stopped while its workers are busy: they finish their requests,
+	// then end, freeing every slot.
+	p.stop()
+	close(release)
+	wg.Wait()
+	if n := p.started.Load(); n != 3 {
+		t.Fatalf("%d workers started, want 3", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(p.slots) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers still running 10s after stop", len(p.slots))
+		}
+		runtime.Gosched()
 	}
 }
