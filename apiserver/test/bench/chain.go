@@ -41,9 +41,8 @@ const chainUser = "bench-writer"
 // The three servers run at once, each with its own etcd, and take the load
 // in turns: slices of -chain-slice creates, the order of the three rotating
 // and reversing from slice to slice, until each has created -creates pods.
-// A slow spell of this shared machine (its disk's fsync time varies from
-// second to second) then falls on all three alike, instead of on whichever
-// server had the machine then. Each round (-chain-rounds) starts three
+// A slow spell of this shared machine then falls on all three alike,
+// instead of on whichever server had the machine then. Each round (-chain-rounds) starts three
 // fresh servers; the cost reported is the median over the rounds. The
 // servers' goroutines carry the pprof label chain=on, chain=off or
 // chain=admitted.
