@@ -44,6 +44,10 @@ type Attributes struct {
 	Object, OldObject runtime.Object
 	User              *authn.User
 	DryRun            bool
+	// Patched is set when a mutating webhook's patch replaced Object: the
+	// store defaults it again, as upstream defaults a patched object when it
+	// decodes it. What the built-in plugins add is complete as they add it.
+	Patched bool
 
 	rollbacks []func()
 	// lists are the collections read for this write (listOnce); the first

@@ -425,6 +425,7 @@ func applyWebhookPatch(a *Attributes, resp *admissionv1.AdmissionResponse) error
 		return fmt.Errorf("the patched object does not decode: %v", err)
 	}
 	reflect.ValueOf(a.Object).Elem().Set(reflect.ValueOf(fresh).Elem())
+	a.Patched = true
 	return nil
 }
 

@@ -111,6 +111,15 @@ func (s *Store) defaultObject(obj runtime.Object) {
 	Default(obj)
 }
 
+// defaultPatched defaults obj again when a mutating webhook's patch replaced
+// it (a sidecar's container gets its defaults), as upstream defaults the
+// patched object it decodes; what the built-in plugins add needs none.
+func (s *Store) defaultPatched(obj runtime.Object, attrs *admission.Attributes) {
+	if attrs != nil && attrs.Patched {
+		s.defaultObject(obj)
+	}
+}
+
 // Create stores a new object in namespace ns.
 func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
 	m, err := meta.Accessor(obj)
@@ -140,9 +149,7 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 	if err := s.admit(ctx, attrs); err != nil {
 		return nil, err
 	}
-	// What mutating admission added (a webhook's sidecar) is defaulted too,
-	// as upstream decodes a webhook's patched object again.
-	s.defaultObject(obj)
+	s.defaultPatched(obj, attrs)
 	s.R.Strategy.PrepareForCreate(ctx, obj)
 	for attempt := 0; ; attempt++ {
 		if generated {
@@ -319,7 +326,7 @@ func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 			if err := s.admit(ctx, attrs); err != nil {
 				return nil, err
 			}
-			s.defaultObject(obj)
+			s.defaultPatched(obj, attrs)
 			strategy.PrepareForCreate(ctx, obj)
 			if errs := s.validateCreate(ctx, obj); len(errs) > 0 {
 				return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, errs)
@@ -382,7 +389,7 @@ func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 		if err := s.admit(ctx, attrs); err != nil {
 			return nil, err
 		}
-		s.defaultObject(obj)
+		s.defaultPatched(obj, attrs)
 		strategy.PrepareForUpdate(ctx, obj, existing)
 		// Allocations are kept or made before validation, as on create.
 		if h, ok := s.Hooks.(UpdateHook); ok && !dryRun {
