@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -44,8 +45,8 @@ const chainUser = "bench-writer"
 // A slow spell of this shared machine then falls on all three alike,
 // instead of on whichever server had the machine then. Each round (-chain-rounds) starts three
 // fresh servers; the cost reported is the median over the rounds. The
-// servers' goroutines carry the pprof label chain=on, chain=off or
-// chain=admitted.
+// servers' goroutines and the clients' carry the pprof label chain=on,
+// chain=off or chain=admitted.
 func (b *bench) chainPhase(ctx context.Context) error {
 	off := func(so *server.Options) {
 		so.AuthorizationModes = []string{"AlwaysAllow"}
@@ -254,9 +255,13 @@ type chainServer struct {
 // chainNamespace is where the chain phase creates its pods.
 const chainNamespace = "bench-chain"
 
-// create makes count pods named prefix-NNNNNN with the arm's clients.
-func (s *chainServer) create(ctx context.Context, prefix string, count int) (createResult, error) {
-	return createPodsOf(ctx, s.clients, chainNamespace, prefix, count, 0, s.c.build)
+// create makes count pods named prefix-NNNNNN with the arm's clients, whose
+// goroutines carry the arm's pprof label too.
+func (s *chainServer) create(ctx context.Context, prefix string, count int) (r createResult, err error) {
+	pprof.Do(ctx, pprof.Labels("chain", s.c.label), func(ctx context.Context) {
+		r, err = createPodsOf(ctx, s.clients, chainNamespace, prefix, count, 0, s.c.build)
+	})
+	return r, err
 }
 
 // startChainServer starts c's server in a state directory of its own,
