@@ -55,7 +55,9 @@ func (s *ServiceAccount) Admit(ctx context.Context, a *Attributes) error {
 		return nil
 	}
 	if pod.Spec.ServiceAccountName == "" {
+		// The v1 alias too, which upstream's conversion to v1 fills in.
 		pod.Spec.ServiceAccountName = DefaultServiceAccount
+		pod.Spec.DeprecatedServiceAccount = DefaultServiceAccount
 	}
 	obj, err := s.Objects.Get(ctx, "", "serviceaccounts", a.Namespace, pod.Spec.ServiceAccountName)
 	if err != nil {

@@ -159,8 +159,8 @@ func TestServiceAccountAdmission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Spec.ServiceAccountName != "default" {
-		t.Errorf("serviceAccountName = %q", got.Spec.ServiceAccountName)
+	if got.Spec.ServiceAccountName != "default" || got.Spec.DeprecatedServiceAccount != "default" {
+		t.Errorf("serviceAccountName = %q, serviceAccount = %q", got.Spec.ServiceAccountName, got.Spec.DeprecatedServiceAccount)
 	}
 	var vol *corev1.Volume
 	for i := range got.Spec.Volumes {
