@@ -202,7 +202,7 @@ func admit(pod *corev1.Pod) *corev1.Pod {
 		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 	}
-	pod.Spec.ServiceAccountName = "default"
+	pod.Spec.ServiceAccountName, pod.Spec.DeprecatedServiceAccount = "default", "default"
 	pod.Spec.Priority, pod.Spec.PreemptionPolicy = ptr.To[int32](0), ptr.To(corev1.PreemptLowerPriority)
 	return pod
 }

@@ -35,7 +35,7 @@ func benchPod() *corev1.Pod {
 func admittedPod() *corev1.Pod {
 	p := benchPod()
 	vol := "kube-api-access-x7k2q"
-	p.Spec.ServiceAccountName = "default"
+	p.Spec.ServiceAccountName, p.Spec.DeprecatedServiceAccount = "default", "default"
 	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		DefaultMode: ptr.To[int32](420),
 		Sources: []corev1.VolumeProjection{
