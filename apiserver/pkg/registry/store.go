@@ -53,7 +53,10 @@ type Store struct {
 	Admission Admission
 	// Hooks is an optional CreateHook / UpdateHook / DeleteHook.
 	Hooks any
-	Now   func() time.Time
+	// Created, when set, is told the namespace of each object Create has
+	// stored ("" for a cluster-scoped one), before the client hears of it.
+	Created func(namespace string)
+	Now     func() time.Time
 }
 
 func (s *Store) now() time.Time {
@@ -192,6 +195,9 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 				continue
 			}
 			return nil, err
+		}
+		if s.Created != nil {
+			s.Created(m.GetNamespace())
 		}
 		return out, nil
 	}

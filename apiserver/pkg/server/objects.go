@@ -47,6 +47,25 @@ func (e *emptyLookups) fresh(key string, now time.Time) bool {
 	return ok && now.Sub(t) < e.ttl
 }
 
+// forget drops key: the collection has just been written to.
+func (e *emptyLookups) forget(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.at, key)
+}
+
+// created is told of each object this server has stored: its collection
+// is no longer empty, though the watch cache may not show it yet (a
+// ResourceQuota created just before a burst of pods, whose own admission
+// found the namespace without quotas).
+func (o objects) created(group, resource, namespace string) {
+	o.empty.forget(emptyKey(group, resource, namespace))
+}
+
+func emptyKey(group, resource, namespace string) string {
+	return group + "/" + resource + "/" + namespace
+}
+
 func (e *emptyLookups) set(key string, now time.Time, empty bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -120,7 +139,7 @@ func (o objects) List(ctx context.Context, group, resource, namespace string) ([
 	if len(items) > 0 {
 		return items, nil
 	}
-	key, now := group+"/"+resource+"/"+namespace, time.Now()
+	key, now := emptyKey(group, resource, namespace), time.Now()
 	if o.empty.fresh(key, now) {
 		return nil, nil
 	}

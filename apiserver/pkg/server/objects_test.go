@@ -35,3 +35,20 @@ func TestEmptyLookups(t *testing.T) {
 		t.Error("an empty answer was kept after a non-empty one")
 	}
 }
+
+// TestCreatedForgetsEmptyLookup: an object this server stores makes its
+// collection's remembered empty etcd answer go, so the next admission
+// looks again instead of trusting it while the watch cache catches up.
+func TestCreatedForgetsEmptyLookup(t *testing.T) {
+	o := objects{empty: &emptyLookups{ttl: 10 * time.Second, at: map[string]time.Time{}}}
+	now := time.Now()
+	o.empty.set(emptyKey("", "resourcequotas", "a"), now, true)
+	o.empty.set(emptyKey("", "resourcequotas", "b"), now, true)
+	o.created("", "resourcequotas", "a")
+	if o.empty.fresh(emptyKey("", "resourcequotas", "a"), now) {
+		t.Error("namespace a's quotas still remembered as empty after one was created")
+	}
+	if !o.empty.fresh(emptyKey("", "resourcequotas", "b"), now) {
+		t.Error("namespace b's empty answer was forgotten too")
+	}
+}

@@ -179,6 +179,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		})
 		reg.Storage = c
 		reg.Admission = s.admission
+		reg.Created = func(ns string) { objs.created(r.Group, r.Resource, ns) }
 		switch {
 		case r.Group == "" && r.Kind == "Service":
 			reg.Hooks = s.allocator
