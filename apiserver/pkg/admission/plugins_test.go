@@ -384,3 +384,43 @@ func TestResourceQuotaChargesServiceTypeChanges(t *testing.T) {
 		t.Errorf("back to ClusterIP: %v, used %d", err, used())
 	}
 }
+
+// TestResourceQuotaDryRunConfirmsAgainstTheStoredQuota: a dry run that the
+// cached quota would refuse is checked against the stored one (the cache
+// may not have seen a pod deleted a moment ago); nothing is written.
+func TestResourceQuotaDryRunConfirmsAgainstTheStoredQuota(t *testing.T) {
+	full := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2")}
+	cached := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns"}, Spec: corev1.ResourceQuotaSpec{Hard: full},
+		Status: corev1.ResourceQuotaStatus{Hard: full, Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2")}}}
+	for _, tc := range []struct {
+		storedUsed string
+		wantErr    string
+	}{
+		{storedUsed: "1"},
+		{storedUsed: "2", wantErr: `pods "x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2`},
+	} {
+		stored := cached.DeepCopy()
+		stored.Status.Used[corev1.ResourcePods] = resource.MustParse(tc.storedUsed)
+		writes := 0
+		r := &ResourceQuota{Objects: newFakeObjects(cached), Update: func(_ context.Context, ns, name string, fn func(*corev1.ResourceQuota) error) error {
+			cur := stored.DeepCopy()
+			if err := fn(cur); err != nil {
+				return err
+			}
+			writes++
+			return nil
+		}}
+		a := podCreate(newPod("x"))
+		a.DryRun = true
+		err := r.Validate(context.Background(), a)
+		if tc.wantErr == "" && err != nil {
+			t.Errorf("stored usage %s: %v", tc.storedUsed, err)
+		}
+		if tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr || !apierrors.IsForbidden(err)) {
+			t.Errorf("stored usage %s: err = %v, want 403 %s", tc.storedUsed, err, tc.wantErr)
+		}
+		if writes != 0 {
+			t.Errorf("stored usage %s: a dry run wrote the quota %d times", tc.storedUsed, writes)
+		}
+	}
+}

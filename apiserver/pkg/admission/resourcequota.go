@@ -165,9 +165,16 @@ func (r *ResourceQuota) chargeAll(ctx context.Context, a *Attributes, quotas []*
 			continue
 		}
 		if a.DryRun {
-			if !release {
-				if err := exceeds(q, names, delta); err != nil {
-					return forbidden(a, err)
+			// The cached quota may lag a write made a moment ago (a pod
+			// deleted just before): a refusal is confirmed against the
+			// stored quota, and nothing is written.
+			if !release && exceeds(q, names, delta) != nil {
+				if err := r.check(ctx, q, names, delta); err != nil {
+					var refusal *quotaRefusal
+					if errors.As(err, &refusal) {
+						return forbidden(a, refusal)
+					}
+					return apierrors.NewInternalError(fmt.Errorf("checking quota %s: %v", q.Name, err))
 				}
 			}
 			continue
@@ -236,6 +243,24 @@ func (r *ResourceQuota) apply(ctx context.Context, q *corev1.ResourceQuota, name
 		cur.Status.Used = quota.Add(cur.Status.Used, mask(delta, names))
 		return nil
 	})
+}
+
+// errWithinQuota ends check's compare-and-swap without a write.
+var errWithinQuota = errors.New("within quota")
+
+// check is apply for a dry run: the stored quota's usage is compared, and
+// nothing is written. It returns a *quotaRefusal when delta exceeds it.
+func (r *ResourceQuota) check(ctx context.Context, q *corev1.ResourceQuota, names []corev1.ResourceName, delta corev1.ResourceList) error {
+	err := r.Update(ctx, q.Namespace, q.Name, func(cur *corev1.ResourceQuota) error {
+		if err := exceeds(cur, names, delta); err != nil {
+			return &quotaRefusal{msg: err.Error()}
+		}
+		return errWithinQuota
+	})
+	if errors.Is(err, errWithinQuota) {
+		return nil
+	}
+	return err
 }
 
 // exceeds reports upstream's "exceeded quota" (or "status unknown") error
