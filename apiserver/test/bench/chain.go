@@ -145,29 +145,46 @@ func (b *bench) chainRound(ctx context.Context, configs []chainConfig, check boo
 			return nil, fmt.Errorf("the admitted arm does not store the pod the chain stores: %w", err)
 		}
 	}
-	n := make([]int, len(servers))
-	elapsed := make([]time.Duration, len(servers))
 	progress("creating %d pods on each of %d servers in slices of %d, in turns", b.o.creates, len(servers), b.o.chainSlice)
-	for k := 0; slices.Min(n) < b.o.creates; k++ {
-		for j := range servers {
-			i := (k + j) % len(servers)
-			if k%2 == 1 {
-				i = (k + len(servers) - 1 - j) % len(servers)
+	arms := make([]func(string, int) (createResult, error), len(servers))
+	for i, s := range servers {
+		arms[i] = func(prefix string, count int) (createResult, error) {
+			r, err := s.create(ctx, prefix, count)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", s.c.name, err)
 			}
-			count := min(b.o.chainSlice, b.o.creates-n[i])
+			return r, err
+		}
+	}
+	return inTurns(b.o.creates, b.o.chainSlice, arms)
+}
+
+// inTurns has each arm create total pods, slice at a time, the arms taking
+// turns in an order that rotates and reverses from slice to slice; it
+// returns each arm's creates/s over its own slices.
+func inTurns(total, slice int, arms []func(prefix string, count int) (createResult, error)) ([]float64, error) {
+	n := make([]int, len(arms))
+	elapsed := make([]time.Duration, len(arms))
+	for k := 0; slices.Min(n) < total; k++ {
+		for j := range arms {
+			i := (k + j) % len(arms)
+			if k%2 == 1 {
+				i = (k + len(arms) - 1 - j) % len(arms)
+			}
+			count := min(slice, total-n[i])
 			if count <= 0 {
 				continue
 			}
-			r, err := servers[i].create(ctx, fmt.Sprintf("pod-s%04d", k), count)
+			r, err := arms[i](fmt.Sprintf("pod-s%04d", k), count)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", servers[i].c.name, err)
+				return nil, err
 			}
 			n[i] += r.n
 			elapsed[i] += r.elapsed
 		}
 	}
-	rates := make([]float64, len(servers))
-	for i := range servers {
+	rates := make([]float64, len(arms))
+	for i := range arms {
 		rates[i] = float64(n[i]) / elapsed[i].Seconds()
 	}
 	return rates, nil
@@ -198,9 +215,16 @@ const saVolumePrefix = "kube-api-access-"
 // plugins (samePodSpec checks it against a stored pod).
 func admittedBenchPod(name string, i int) *corev1.Pod {
 	p := benchPod(name, i)
+	admitPod(p)
+	return p
+}
+
+// admitPod adds to p what the chain adds to the bench's pod.
+func admitPod(p *corev1.Pod) {
 	vol := saVolumePrefix + "bench"
-	p.Spec.ServiceAccountName = "default"
+	p.Spec.ServiceAccountName, p.Spec.DeprecatedServiceAccount = "default", "default"
 	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To(corev1.ProjectedVolumeSourceDefaultMode),
 		Sources: []corev1.VolumeProjection{
 			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{ExpirationSeconds: ptr.To[int64](3607), Path: "token"}},
 			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
@@ -216,7 +240,6 @@ func admittedBenchPod(name string, i int) *corev1.Pod {
 		corev1.Toleration{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)})
 	p.Spec.Priority = ptr.To[int32](0)
 	p.Spec.PreemptionPolicy = ptr.To(corev1.PreemptLowerPriority)
-	return p
 }
 
 // samePodSpec compares the specs of two stored pods, with the

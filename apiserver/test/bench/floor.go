@@ -37,48 +37,11 @@ import (
 // clients drive it. Its creates/s is the ceiling of the create target: an
 // API server cannot do less per create and still answer the Kubernetes API.
 func (b *bench) floorPhase(ctx context.Context) error {
-	// skiff's own serving certificate and client CA, as skiff checks them.
-	cert, err := tls.LoadX509KeyPair(filepath.Join(b.ts.PKIDir, "apiserver.crt"), filepath.Join(b.ts.PKIDir, "apiserver.key"))
+	url, stop, err := b.startFloorServer(ctx, &floorServer{prefix: "/bench-floor/pods/"})
 	if err != nil {
 		return err
 	}
-	caPEM, err := os.ReadFile(filepath.Join(b.ts.PKIDir, "ca.crt"))
-	if err != nil {
-		return err
-	}
-	clientCAs := x509.NewCertPool()
-	if !clientCAs.AppendCertsFromPEM(caPEM) {
-		return fmt.Errorf("no certificate in %s", filepath.Join(b.ts.PKIDir, "ca.crt"))
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	storage, err := serializerFor(contentProtobuf)
-	if err != nil {
-		return err
-	}
-	fs := &floorServer{etcd: b.ts.Server.EtcdClient(), prefix: "/bench-floor/pods/", storage: storage}
-	srv := &http.Server{
-		Handler: fs,
-		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{cert},
-			ClientCAs:    clientCAs,
-			ClientAuth:   tls.VerifyClientCertIfGiven,
-			NextProtos:   []string{"h2", "http/1.1"},
-		},
-	}
-	done := make(chan error, 1)
-	pprof.Do(ctx, pprof.Labels("side", "floor"), func(context.Context) {
-		go func() { done <- srv.ServeTLS(ln, "", "") }()
-	})
-	defer func() {
-		_ = srv.Close()
-		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-			progress("floor server: %v", err)
-		}
-	}()
-	url := "https://" + ln.Addr().String()
+	defer stop()
 	for _, ct := range contentTypes {
 		clients := make([]*kubernetes.Clientset, b.o.clients)
 		for i := range clients {
@@ -121,11 +84,94 @@ func (b *bench) floorPhase(ctx context.Context) error {
 	return nil
 }
 
+// startFloorServer serves f over HTTPS on loopback, with skiff's own
+// serving certificate and client CA, writing to the bench server's etcd;
+// stop closes it.
+func (b *bench) startFloorServer(ctx context.Context, f *floorServer) (url string, stop func(), err error) {
+	// skiff's own serving certificate and client CA, as skiff checks them.
+	cert, err := tls.LoadX509KeyPair(filepath.Join(b.ts.PKIDir, "apiserver.crt"), filepath.Join(b.ts.PKIDir, "apiserver.key"))
+	if err != nil {
+		return "", nil, err
+	}
+	caPEM, err := os.ReadFile(filepath.Join(b.ts.PKIDir, "ca.crt"))
+	if err != nil {
+		return "", nil, err
+	}
+	clientCAs := x509.NewCertPool()
+	if !clientCAs.AppendCertsFromPEM(caPEM) {
+		return "", nil, fmt.Errorf("no certificate in %s", filepath.Join(b.ts.PKIDir, "ca.crt"))
+	}
+	if f.storage, err = serializerFor(contentProtobuf); err != nil {
+		return "", nil, err
+	}
+	f.etcd = b.ts.Server.EtcdClient()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{
+		Handler: f,
+		TLSConfig: &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			ClientCAs:    clientCAs,
+			ClientAuth:   tls.VerifyClientCertIfGiven,
+			NextProtos:   []string{"h2", "http/1.1"},
+		},
+	}
+	done := make(chan error, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	pprof.Do(ctx, pprof.Labels("side", "floor"), func(context.Context) {
+		go func() { done <- srv.ServeTLS(ln, "", "") }()
+		go func() {
+			defer close(watched)
+			if f.watch {
+				f.watchPods(wctx)
+			}
+		}()
+	})
+	return "https://" + ln.Addr().String(), func() {
+		cancel()
+		<-watched
+		_ = srv.Close()
+		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+			progress("floor server: %v", err)
+		}
+	}, nil
+}
+
+// watchPods decodes every pod written under f.prefix into a map, until ctx
+// ends: the least a watch cache does.
+func (f *floorServer) watchPods(ctx context.Context) {
+	pods := map[string]*corev1.Pod{}
+	for resp := range f.etcd.Watch(ctx, f.prefix, clientv3.WithPrefix()) {
+		for _, ev := range resp.Events {
+			if ev.Type != clientv3.EventTypePut {
+				delete(pods, string(ev.Kv.Key))
+				continue
+			}
+			pod := &corev1.Pod{}
+			if _, _, err := f.storage.Serializer.Decode(ev.Kv.Value, nil, pod); err != nil {
+				progress("floor server: decoding %s: %v", ev.Kv.Key, err)
+				continue
+			}
+			pods[string(ev.Kv.Key)] = pod
+		}
+	}
+}
+
 // floorServer answers a Pod create, and nothing else.
 type floorServer struct {
 	etcd    *clientv3.Client
 	prefix  string
 	storage runtime.SerializerInfo
+	// prepare, when set, is applied to each decoded pod before it is
+	// stored (the chainfloor phase's stand-in for what a server adds); an
+	// error answers 422.
+	prepare func(*corev1.Pod) error
+	// watch: the server also watches its prefix and decodes every event
+	// into a map of the pods, as any API server's watch cache must.
+	watch bool
 }
 
 func (f *floorServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -154,6 +200,12 @@ func (f *floorServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pod.Namespace = ns
 	pod.UID = types.UID(uuid.NewUUID())
 	pod.CreationTimestamp = metav1.Now()
+	if f.prepare != nil {
+		if err := f.prepare(pod); err != nil {
+			http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+			return
+		}
+	}
 	stored, err := encode(f.storage, pod)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -40,7 +40,7 @@ type options struct {
 	chainSlice  int
 }
 
-var allPhases = []string{"create", "etcd", "floor", "list", "watch", "chain"}
+var allPhases = []string{"create", "etcd", "floor", "list", "watch", "chain", "chainfloor"}
 
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
@@ -247,6 +247,7 @@ func (b *bench) runPhases(ctx context.Context) error {
 		{"list", b.listPhase},
 		{"watch", b.watchPhase},
 		{"chain", b.chainPhase},
+		{"chainfloor", b.chainFloorPhase},
 	}
 	for _, s := range steps {
 		if !b.o.has(s.name) {
