@@ -36,6 +36,11 @@
 //     RBAC-authorized user in turns; creates/s of each, the cost and its
 //     split into the larger pod and the chain's own code, median over
 //     -chain-rounds rounds.
+//   - chainfloor: the floor of the chain's cost. Two floor servers that
+//     decode, default, validate, store and answer a pod, and decode every
+//     stored pod from an etcd watch; one adds what the chain adds. In
+//     turns, as in the chain phase: how much slower the chain's pod alone
+//     makes a server that does nothing else.
 //
 // It prints a machine summary, then a markdown table to paste into
 // docs/benchmarks.md. Progress and server logs go to stderr.
