@@ -36,29 +36,38 @@ func TestRequestWorkersAreReused(t *testing.T) {
 
 func TestRequestWorkersBoundedThenInline(t *testing.T) {
 	p := newRequestWorkers(2)
-	release := make(chan struct{})
-	var inHandler sync.WaitGroup
-	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		inHandler.Done()
-		<-release
-	}))
-	const n = 5
-	inHandler.Add(n)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPut, "/api/v1/namespaces/a/configmaps/c", nil))
-		}()
-	}
 	// All five are served at once: two on workers, three on their own
 	// goroutines.
-	waitGroupWithin(t, &inHandler, 10*time.Second)
-	close(release)
-	wg.Wait()
+	release := serveAtOnce(t, p, 5, http.MethodPut)
+	release()
 	if got := p.started.Load(); got != 2 {
 		t.Errorf("%d workers started, want the limit 2", got)
+	}
+}
+
+// serveAtOnce starts n requests through p, each held in the handler until
+// release, and returns once all n are being served; release lets them
+// finish and waits for them.
+func serveAtOnce(t *testing.T, p *requestWorkers, n int, method string) (release func()) {
+	t.Helper()
+	held := make(chan struct{})
+	var inHandler, done sync.WaitGroup
+	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inHandler.Done()
+		<-held
+	}))
+	inHandler.Add(n)
+	for range n {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(method, "/api/v1/namespaces/a/pods", nil))
+		}()
+	}
+	waitGroupWithin(t, &inHandler, 10*time.Second)
+	return func() {
+		close(held)
+		done.Wait()
 	}
 }
 
@@ -136,27 +145,11 @@ func waitGroupWithin(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
 
 func TestRequestWorkersEndWhenStopped(t *testing.T) {
 	p := newRequestWorkers(4)
-	release := make(chan struct{})
-	var inHandler sync.WaitGroup
-	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		inHandler.Done()
-		<-release
-	}))
-	inHandler.Add(3)
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v1/namespaces/a/pods", nil))
-		}()
-	}
-	waitGroupWithin(t, &inHandler, 10*time.Second)
+	release := serveAtOnce(t, p, 3, http.MethodPost)
 	// Stopped while its workers are busy: they finish their requests,
 	// then end, freeing every slot.
 	p.stop()
-	close(release)
-	wg.Wait()
+	release()
 	if n := p.started.Load(); n != 3 {
 		t.Fatalf("%d workers started, want 3", n)
 	}
