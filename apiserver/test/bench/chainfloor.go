@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,41 +43,41 @@ func (b *bench) chainFloorPhase(ctx context.Context) error {
 	if len(managed) != 1 {
 		return fmt.Errorf("the template pod has %d managedFields entries, want 1", len(managed))
 	}
-	valid := func(p *corev1.Pod) error {
-		if errs := validation.ValidateCreate(p); len(errs) > 0 {
-			return errs.ToAggregate()
+	// What each floor server does to a decoded pod; admit adds what the
+	// chain adds, before validation as in skiff.
+	prepare := func(admit bool) func(*corev1.Pod) error {
+		return func(p *corev1.Pod) error {
+			registry.Default(p)
+			p.ManagedFields = managed
+			if admit {
+				admitPod(p)
+			}
+			if errs := validation.ValidateCreate(p); len(errs) > 0 {
+				return errs.ToAggregate()
+			}
+			return nil
 		}
-		return nil
 	}
 	arms := []struct {
 		name    string
 		prepare func(*corev1.Pod) error
 	}{
-		{"stores the bench's pod", func(p *corev1.Pod) error {
-			registry.Default(p)
-			p.ManagedFields = managed
-			return valid(p)
-		}},
-		{"stores the pod the chain stores", func(p *corev1.Pod) error {
-			registry.Default(p)
-			p.ManagedFields = managed
-			admitPod(p)
-			return valid(p)
-		}},
+		{"stores the bench's pod", prepare(false)},
+		{"stores the pod the chain stores", prepare(true)},
 	}
-	var costs []float64
-	for round := 1; round <= b.o.chainRounds; round++ {
+	// round runs one round on fresh floor servers, stopped at its end.
+	round := func(round int) ([]float64, error) {
 		creators := make([]func(string, int) (createResult, error), len(arms))
 		for i, a := range arms {
 			url, stop, err := b.startFloorServer(ctx, &floorServer{prefix: fmt.Sprintf("/bench-chainfloor/r%d/%d/", round, i), prepare: a.prepare, watch: true})
 			if err != nil {
-				return err
+				return nil, err
 			}
 			defer stop()
 			clients := make([]*kubernetes.Clientset, b.o.clients)
 			for j := range clients {
 				if clients[j], err = b.newClientTo(url, contentProtobuf); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			creators[i] = func(prefix string, count int) (createResult, error) {
@@ -86,17 +85,21 @@ func (b *bench) chainFloorPhase(ctx context.Context) error {
 			}
 			// One untimed slice: connections, and the first writes.
 			if _, err := creators[i]("warm-up", b.o.chainSlice); err != nil {
-				return fmt.Errorf("floor server that %s: %w", a.name, err)
+				return nil, fmt.Errorf("floor server that %s: %w", a.name, err)
 			}
 		}
 		progress("chain floor: %d pods on each of %d floor servers in slices of %d, in turns", b.o.creates, len(arms), b.o.chainSlice)
-		rates, err := inTurns(b.o.creates, b.o.chainSlice, creators)
+		return inTurns(b.o.creates, b.o.chainSlice, creators)
+	}
+	var costs []float64
+	for r := 1; r <= b.o.chainRounds; r++ {
+		rates, err := round(r)
 		if err != nil {
 			return err
 		}
 		for i, a := range arms {
 			b.add(row{
-				benchmark: fmt.Sprintf("Pod create, floor server that %s (round %d)", a.name, round),
+				benchmark: fmt.Sprintf("Pod create, floor server that %s (round %d)", a.name, r),
 				setting:   fmt.Sprintf("protobuf; %d clients, %d pods in slices of %d, in turns", b.o.clients, b.o.creates, b.o.chainSlice),
 				result:    fmt.Sprintf("**%.0f creates/s**", rates[i]),
 			})
@@ -105,7 +108,7 @@ func (b *bench) chainFloorPhase(ctx context.Context) error {
 	}
 	b.add(row{
 		benchmark: "Floor of the chain's cost: the chain's pod on a floor server, median",
-		setting:   fmt.Sprintf("%d rounds, range %.1f%% to %.1f%%", len(costs), slices.Min(costs), slices.Max(costs)),
+		setting:   fmt.Sprintf("%d rounds, %s", len(costs), spread(costs)),
 		result:    fmt.Sprintf("**%.1f%% slower**", medianOf(costs)),
 	})
 	return nil
