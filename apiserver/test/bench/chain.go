@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -21,8 +22,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"skiff.dev/apiserver/pkg/server"
-	"skiff.dev/apiserver/pkg/testserver"
 	"skiff.dev/ctl/pkg/certs"
 )
 
@@ -39,41 +38,38 @@ const chainUser = "bench-writer"
 // Priority plugin's priority), which splits the cost into what the larger
 // pod costs every later step and what the chain's own code costs.
 //
-// The three servers run at once, each with its own etcd, and take the load
-// in turns: slices of -chain-slice creates, the order of the three rotating
-// and reversing from slice to slice, until each has created -creates pods.
-// A slow spell of this shared machine then falls on all three alike,
-// instead of on whichever server had the machine then. Each round
-// (-chain-rounds) starts three fresh servers; the cost reported is the
-// median over the rounds. The servers' goroutines and the clients' carry
-// the pprof label chain=on, chain=off or chain=admitted.
+// The three servers run at once, each in a process of its own with its own
+// etcd, as deployed servers do (in one process, one server's garbage
+// would be collected in another's turn), and take the load in turns:
+// slices of -chain-slice creates, the order of the three rotating and
+// reversing from slice to slice, until each has created -creates pods. A
+// slow spell of this shared machine then falls on all three alike, instead
+// of on whichever server had the machine then. Each round (-chain-rounds)
+// starts three fresh servers; the cost reported is the median over the
+// rounds. Each server process's CPU time during its turns is measured too.
+// The clients' goroutines carry the pprof label chain=on, chain=off or
+// chain=admitted; with -cpuprofile each server writes a profile of its own.
 func (b *bench) chainPhase(ctx context.Context) error {
-	off := func(so *server.Options) {
-		so.AuthorizationModes = []string{"AlwaysAllow"}
-		so.DisableAdmissionPlugins = server.AdmissionPlugins
-	}
 	configs := []chainConfig{
-		// Every plugin, ServiceAccount too (test servers turn it off): the
-		// namespace's default ServiceAccount is made below, as the
-		// controller manager would.
-		{"Node,RBAC + admission", "on", func(so *server.Options) { so.DisableAdmissionPlugins = nil }, benchPod},
-		{"AlwaysAllow, no admission", "off", off, benchPod},
-		{"AlwaysAllow, no admission, sent the pod as the chain stores it", "admitted", off, admittedBenchPod},
+		{"Node,RBAC + admission", "on", true, benchPod},
+		{"AlwaysAllow, no admission", "off", false, benchPod},
+		{"AlwaysAllow, no admission, sent the pod as the chain stores it", "admitted", false, admittedBenchPod},
 	}
 	const on, offArm, admitted = 0, 1, 2
-	var costs, podCosts, ownCosts []float64
+	var costs, podCosts, ownCosts, cpuCosts []float64
 	for round := 1; round <= b.o.chainRounds; round++ {
-		rates, err := b.chainRound(ctx, configs, round == 1)
+		rates, use, err := b.chainRound(ctx, configs, round)
 		if err != nil {
 			return err
 		}
 		for i, c := range configs {
 			b.add(row{
 				benchmark: fmt.Sprintf("Pod create through the request chain, protobuf (round %d)", round),
-				setting:   fmt.Sprintf("%s; user %s; %d clients, %d pods in slices of %d", c.name, chainUser, b.o.clients, b.o.creates, b.o.chainSlice),
+				setting:   fmt.Sprintf("%s; user %s; %d clients, %d pods in slices of %d; per create, the server process used %s", c.name, chainUser, b.o.clients, b.o.creates, b.o.chainSlice, use[i]),
 				result:    fmt.Sprintf("**%.0f creates/s**", rates[i]),
 			})
 		}
+		cpuCosts = append(cpuCosts, 100*(use[on].cpu.Seconds()/use[offArm].cpu.Seconds()-1))
 		cost := 100 * (1 - rates[on]/rates[offArm])
 		podCost := 100 * (1 - rates[admitted]/rates[offArm])
 		ownCost := 100 * (1 - rates[on]/rates[admitted])
@@ -102,13 +98,19 @@ func (b *bench) chainPhase(ctx context.Context) error {
 		setting:   "chain on vs the admitted pod without it; " + spread(ownCosts),
 		result:    fmt.Sprintf("%.1f%% slower", medianOf(ownCosts)),
 	})
+	b.add(row{
+		benchmark: "Server CPU per create with the chain, median",
+		setting:   "the chain-on server process's CPU time (with its etcd) per create vs the chain-off one's; " + spread(cpuCosts),
+		result:    fmt.Sprintf("%+.1f%%", medianOf(cpuCosts)),
+	})
 	return nil
 }
 
 // chainRound starts a fresh server per configuration and gives them the
-// creates in turns; it returns each one's creates/s over its own slices.
-// check compares the pods the "on" and "admitted" servers store.
-func (b *bench) chainRound(ctx context.Context, configs []chainConfig, check bool) ([]float64, error) {
+// creates in turns; it returns each one's creates/s over its own slices and
+// its server process's CPU time per create. The first round compares the
+// pods the "on" and "admitted" servers store.
+func (b *bench) chainRound(ctx context.Context, configs []chainConfig, round int) ([]float64, []serverUse, error) {
 	servers := make([]*chainServer, len(configs))
 	defer func() {
 		for _, s := range servers {
@@ -118,45 +120,61 @@ func (b *bench) chainRound(ctx context.Context, configs []chainConfig, check boo
 		}
 	}()
 	for i, c := range configs {
-		s, err := b.startChainServer(ctx, c)
+		s, err := b.startChainServer(ctx, c, round)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.name, err)
+			return nil, nil, fmt.Errorf("%s: %w", c.name, err)
 		}
 		servers[i] = s
 	}
 	// One untimed slice each first.
 	for _, s := range servers {
 		if _, err := s.create(ctx, "warm-up", b.o.chainSlice); err != nil {
-			return nil, fmt.Errorf("%s: warm-up: %w", s.c.name, err)
+			return nil, nil, fmt.Errorf("%s: warm-up: %w", s.c.name, err)
 		}
 	}
-	if check {
+	if round == 1 {
 		// The admitted arm is only a fair split if its pod is the one the
 		// chain stores.
 		var stored [2]*corev1.Pod
 		for i, s := range []*chainServer{servers[0], servers[2]} {
-			p, err := s.ts.Client.CoreV1().Pods(chainNamespace).Get(ctx, "warm-up-000000", metav1.GetOptions{})
+			p, err := s.admin.CoreV1().Pods(chainNamespace).Get(ctx, "warm-up-000000", metav1.GetOptions{})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			stored[i] = p
 		}
 		if err := samePodSpec(stored[0], stored[1]); err != nil {
-			return nil, fmt.Errorf("the admitted arm does not store the pod the chain stores: %w", err)
+			return nil, nil, fmt.Errorf("the admitted arm does not store the pod the chain stores: %w", err)
 		}
 	}
 	progress("creating %d pods on each of %d servers in slices of %d, in turns", b.o.creates, len(servers), b.o.chainSlice)
 	arms := make([]func(string, int) (createResult, error), len(servers))
+	use := make([]serverUse, len(servers))
+	created := make([]int, len(servers))
 	for i, s := range servers {
 		arms[i] = func(prefix string, count int) (createResult, error) {
+			before, err := s.use(ctx)
+			if err != nil {
+				return createResult{}, err
+			}
 			r, err := s.create(ctx, prefix, count)
 			if err != nil {
-				err = fmt.Errorf("%s: %w", s.c.name, err)
+				return r, fmt.Errorf("%s: %w", s.c.name, err)
 			}
+			after, err := s.use(ctx)
+			use[i] = use[i].add(after.sub(before))
+			created[i] += r.n
 			return r, err
 		}
 	}
-	return inTurns(b.o.creates, b.o.chainSlice, arms)
+	rates, err := inTurns(b.o.creates, b.o.chainSlice, arms)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range use {
+		use[i] = use[i].per(created[i])
+	}
+	return rates, use, nil
 }
 
 // inTurns has each arm create total pods, slice at a time, the arms taking
@@ -193,8 +211,10 @@ func inTurns(total, slice int, arms []func(prefix string, count int) (createResu
 // chainConfig is one arm of the chain phase.
 type chainConfig struct {
 	name, label string
-	customize   func(*server.Options)
-	build       func(name string, i int) *corev1.Pod
+	// chain: the server runs Node,RBAC and every admission plugin
+	// (chainOptions).
+	chain bool
+	build func(name string, i int) *corev1.Pod
 }
 
 // spread is the range of the costs v, for a table's setting column.
@@ -275,7 +295,8 @@ func samePodSpec(a, b *corev1.Pod) error {
 // chainServer is one arm's server in a round, with its clients.
 type chainServer struct {
 	c       chainConfig
-	ts      *testserver.TestServer
+	proc    *chainProcess
+	admin   *kubernetes.Clientset
 	close   func()
 	clients []*kubernetes.Clientset
 }
@@ -292,22 +313,30 @@ func (s *chainServer) create(ctx context.Context, prefix string, count int) (r c
 	return r, err
 }
 
-// startChainServer starts c's server in a state directory of its own,
-// with the namespace, its default ServiceAccount, the writer's Role and
-// RoleBinding, and -clients connected clients of the writer.
-func (b *bench) startChainServer(ctx context.Context, c chainConfig) (_ *chainServer, err error) {
+// startChainServer starts c's server as a process of its own (so that
+// its garbage collector and CPU time are its own, as a deployed server's
+// are), in a state directory of its own, with the namespace, its default
+// ServiceAccount, the writer's Role and RoleBinding, and -clients connected
+// clients of the writer. With -cpuprofile or -memprofile, the server writes
+// its profile next to the bench's, named <file>.<label>.round<N>.
+func (b *bench) startChainServer(ctx context.Context, c chainConfig, round int) (_ *chainServer, err error) {
 	dir, err := os.MkdirTemp("", "skiff-bench-chain-")
 	if err != nil {
 		return nil, err
 	}
-	ts, stopEtcd, err := startServer(ctx, b.o, dir, c.label, c.customize)
+	proc, adminConfig, err := b.startChainProcess(ctx, c, dir, round)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &chainServer{c: c, ts: ts, close: func() {
-		ts.TearDown()
-		stopEtcd()
+	admin, err := kubernetes.NewForConfig(adminConfig)
+	if err != nil {
+		proc.stop()
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s := &chainServer{c: c, proc: proc, admin: admin, close: func() {
+		proc.stop()
 		os.RemoveAll(dir)
 	}}
 	defer func() {
@@ -316,22 +345,22 @@ func (b *bench) startChainServer(ctx context.Context, c chainConfig) (_ *chainSe
 		}
 	}()
 	const ns = chainNamespace
-	if _, err := ts.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	if _, err := ts.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	if _, err := ts.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-writer"},
+	if _, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-writer"},
 		Rules: []rbacv1.PolicyRule{{Verbs: []string{"create", "get", "list"}, APIGroups: []string{""}, Resources: []string{"pods"}}}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	if _, err := ts.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pod-writer"},
+	if _, err := admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pod-writer"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "pod-writer"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: chainUser}}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	ca, err := certs.LoadCA(ts.PKIDir)
+	ca, err := certs.LoadCA(filepath.Join(dir, "pki"))
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +374,7 @@ func (b *bench) startChainServer(ctx context.Context, c chainConfig) (_ *chainSe
 	}
 	clients := make([]*kubernetes.Clientset, b.o.clients)
 	for i := range clients {
-		cfg := rest.CopyConfig(ts.AdminConfig)
+		cfg := rest.CopyConfig(adminConfig)
 		cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = "", ""
 		cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = kp.CertPEM(), key
 		cfg.ContentType = contentProtobuf

@@ -57,8 +57,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.watchers, "watchers", 100, "Concurrent watchers in the watch phase, each on its own connection.")
 	fs.IntVar(&o.watchWrites, "watch-writes", 1000, "ConfigMap updates per watch run.")
 	rates := fs.String("watch-rates", "100,0", "Update rates (writes/s) of the watch runs, comma-separated; 0 means one writer sending back-to-back.")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole process (server and clients, labelled side=server|client) to this file.")
-	fs.StringVar(&o.memProfile, "memprofile", "", "Write the allocation profile of the whole process (pprof allocs, all phases) to this file at the end.")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole process (server and clients, labelled side=server|client) to this file; the chain phase's servers, each a process of its own, write theirs to <file>.<arm>.round<N>.")
+	fs.StringVar(&o.memProfile, "memprofile", "", "Write the allocation profile of the whole process (pprof allocs, all phases) to this file at the end; the chain phase's servers write theirs to <file>.<arm>.round<N>.")
 	fs.IntVar(&o.chainRounds, "chain-rounds", 3, "Rounds of the chain phase, each with three fresh servers (chain on, chain off, chain off sent the admitted pod) taking -creates pods each in turns; the cost reported is their median.")
 	fs.IntVar(&o.chainRounds, "chain-pairs", 3, "The same as -chain-rounds (its name before session 6).")
 	fs.IntVar(&o.chainSlice, "chain-slice", 1000, "Creates per turn of a server in the chain phase.")
@@ -99,6 +99,13 @@ func parseFlags(args []string) (*options, error) {
 func (o *options) has(phase string) bool { return slices.Contains(o.phases, phase) }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == chainServerCommand {
+		if err := serveChainArm(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench chain server:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -175,3 +175,6 @@ func otherLoad(a, b cpuSample) string {
 	return fmt.Sprintf("this process %.0f%%, other processes %.0f%% of %d cores over %s",
 		100*self, 100*max(other, 0), runtime.NumCPU(), wall.Round(time.Second))
 }
+
+// micros is d in microseconds.
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
