@@ -30,17 +30,17 @@ type objects struct {
 var _ admission.Objects = objects{}
 
 func newObjects(s *Server) objects {
-	return objects{s: s, empty: &emptyLookups{ttl: 10 * time.Second, at: map[string]time.Time{}}}
+	return objects{s: s, empty: &emptyLookups{ttl: 10 * time.Second, at: map[collectionKey]time.Time{}}}
 }
 
 // emptyLookups is a small TTL set of collections found empty in etcd.
 type emptyLookups struct {
 	ttl time.Duration
 	mu  sync.Mutex
-	at  map[string]time.Time
+	at  map[collectionKey]time.Time
 }
 
-func (e *emptyLookups) fresh(key string, now time.Time) bool {
+func (e *emptyLookups) fresh(key collectionKey, now time.Time) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t, ok := e.at[key]
@@ -48,7 +48,7 @@ func (e *emptyLookups) fresh(key string, now time.Time) bool {
 }
 
 // forget drops key: the collection has just been written to.
-func (e *emptyLookups) forget(key string) {
+func (e *emptyLookups) forget(key collectionKey) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.at, key)
@@ -62,11 +62,14 @@ func (o objects) created(group, resource, namespace string) {
 	o.empty.forget(emptyKey(group, resource, namespace))
 }
 
-func emptyKey(group, resource, namespace string) string {
-	return group + "/" + resource + "/" + namespace
+// collectionKey names a collection: a resource in a namespace ("" for all).
+type collectionKey struct{ group, resource, namespace string }
+
+func emptyKey(group, resource, namespace string) collectionKey {
+	return collectionKey{group, resource, namespace}
 }
 
-func (e *emptyLookups) set(key string, now time.Time, empty bool) {
+func (e *emptyLookups) set(key collectionKey, now time.Time, empty bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !empty {
@@ -75,7 +78,7 @@ func (e *emptyLookups) set(key string, now time.Time, empty bool) {
 	}
 	if len(e.at) > 10000 {
 		// Bounded: forget everything rather than grow without end.
-		e.at = map[string]time.Time{}
+		e.at = map[collectionKey]time.Time{}
 	}
 	e.at[key] = now
 }

@@ -6,32 +6,32 @@ import (
 )
 
 func TestEmptyLookups(t *testing.T) {
-	e := &emptyLookups{ttl: 10 * time.Second, at: map[string]time.Time{}}
+	e := &emptyLookups{ttl: 10 * time.Second, at: map[collectionKey]time.Time{}}
 	t0 := time.Unix(1000, 0)
-	if e.fresh("/limitranges/a", t0) {
+	if e.fresh(emptyKey("", "limitranges", "a"), t0) {
 		t.Fatal("fresh before any lookup")
 	}
-	e.set("/limitranges/a", t0, true)
+	e.set(emptyKey("", "limitranges", "a"), t0, true)
 	tests := []struct {
 		name string
-		key  string
+		key  collectionKey
 		at   time.Time
 		want bool
 	}{
-		{"same collection within the TTL", "/limitranges/a", t0.Add(9 * time.Second), true},
-		{"same collection after the TTL", "/limitranges/a", t0.Add(10 * time.Second), false},
-		{"another namespace", "/limitranges/b", t0.Add(time.Second), false},
+		{"same collection within the TTL", emptyKey("", "limitranges", "a"), t0.Add(9 * time.Second), true},
+		{"same collection after the TTL", emptyKey("", "limitranges", "a"), t0.Add(10 * time.Second), false},
+		{"another namespace", emptyKey("", "limitranges", "b"), t0.Add(time.Second), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := e.fresh(tt.key, tt.at); got != tt.want {
-				t.Errorf("fresh(%s) = %v, want %v", tt.key, got, tt.want)
+				t.Errorf("fresh(%v) = %v, want %v", tt.key, got, tt.want)
 			}
 		})
 	}
 	// A non-empty answer forgets the entry at once.
-	e.set("/limitranges/a", t0.Add(time.Second), false)
-	if e.fresh("/limitranges/a", t0.Add(2*time.Second)) {
+	e.set(emptyKey("", "limitranges", "a"), t0.Add(time.Second), false)
+	if e.fresh(emptyKey("", "limitranges", "a"), t0.Add(2*time.Second)) {
 		t.Error("an empty answer was kept after a non-empty one")
 	}
 }
@@ -40,7 +40,7 @@ func TestEmptyLookups(t *testing.T) {
 // collection's remembered empty etcd answer go, so the next admission
 // looks again instead of trusting it while the watch cache catches up.
 func TestCreatedForgetsEmptyLookup(t *testing.T) {
-	o := objects{empty: &emptyLookups{ttl: 10 * time.Second, at: map[string]time.Time{}}}
+	o := objects{empty: &emptyLookups{ttl: 10 * time.Second, at: map[collectionKey]time.Time{}}}
 	now := time.Now()
 	o.empty.set(emptyKey("", "resourcequotas", "a"), now, true)
 	o.empty.set(emptyKey("", "resourcequotas", "b"), now, true)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -419,6 +420,9 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 // must not modify (as an informer's lister hands out its cache's). ok is
 // false when the cache cannot answer; the caller then lists with GetList.
 func (c *Cacher) Objects(ctx context.Context, key string) (objs []runtime.Object, ok bool, err error) {
+	if c.objectsReady(key, &objs) {
+		return objs, true, nil
+	}
 	matched, _, ok, err := c.list(ctx, key, storage.ListOptions{ResourceVersion: "0", Recursive: true})
 	if err != nil || !ok {
 		return nil, false, err
@@ -428,6 +432,38 @@ func (c *Cacher) Objects(ctx context.Context, key string) (objs []runtime.Object
 		objs[i] = e.obj
 	}
 	return objs, true, nil
+}
+
+// objectsReady is Objects when the cache is ready (every resourceVersion=0
+// read is fresh then): under the read lock, allocating only for what it
+// returns, as admission plugins read small collections (a namespace's
+// LimitRanges and ResourceQuotas, the PriorityClasses) on every write.
+func (c *Cacher) objectsReady(key string, objs *[]runtime.Object) bool {
+	prefix := key
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.ready {
+		return false
+	}
+	var matched []*element
+	for k, e := range c.items {
+		if strings.HasPrefix(k, prefix) {
+			matched = append(matched, e)
+		}
+	}
+	if len(matched) > 1 {
+		slices.SortFunc(matched, func(a, b *element) int { return strings.Compare(a.key, b.key) })
+	}
+	if len(matched) > 0 {
+		*objs = make([]runtime.Object, len(matched))
+		for i, e := range matched {
+			(*objs)[i] = e.obj
+		}
+	}
+	return true
 }
 
 // EncodedList is GetList for a JSON response: the JSON encodings of the
