@@ -80,10 +80,8 @@ func validateNonnegativeQuantity(value resource.Quantity, fldPath *field.Path) f
 
 // validatePathNoBacksteps makes sure the path has no ".." element.
 func validatePathNoBacksteps(targetPath string, fldPath *field.Path) field.ErrorList {
-	for _, item := range strings.Split(filepath.ToSlash(targetPath), "/") {
-		if item == ".." {
-			return field.ErrorList{field.Invalid(fldPath, targetPath, "must not contain '..'")}
-		}
+	if !noBacksteps(filepath.ToSlash(targetPath)) {
+		return field.ErrorList{field.Invalid(fldPath, targetPath, "must not contain '..'")}
 	}
 	return nil
 }
