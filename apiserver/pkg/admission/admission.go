@@ -110,6 +110,60 @@ type Plugin interface {
 // Chain runs plugins in order: every mutation first, then every validation.
 type Chain []Plugin
 
+// Compiled is a Chain with its mutating, validating and delete-observing
+// plugins picked out once, so that a request does not ask every plugin which
+// interfaces it has (an interface type assertion per plugin, twice per
+// write).
+type Compiled struct {
+	mutating   []MutationInterface
+	validating []ValidationInterface
+	observing  []DeleteObserver
+}
+
+// Compile picks out c's plugins by interface, in c's order.
+func (c Chain) Compile() *Compiled {
+	out := &Compiled{}
+	for _, p := range c {
+		if m, ok := p.(MutationInterface); ok {
+			out.mutating = append(out.mutating, m)
+		}
+		if v, ok := p.(ValidationInterface); ok {
+			out.validating = append(out.validating, v)
+		}
+		if d, ok := p.(DeleteObserver); ok {
+			out.observing = append(out.observing, d)
+		}
+	}
+	return out
+}
+
+// Admit runs the mutating plugins.
+func (c *Compiled) Admit(ctx context.Context, a *Attributes) error {
+	for _, m := range c.mutating {
+		if err := m.Admit(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate runs the validating plugins.
+func (c *Compiled) Validate(ctx context.Context, a *Attributes) error {
+	for _, v := range c.validating {
+		if err := v.Validate(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Deleted tells every DeleteObserver that a.OldObject is gone.
+func (c *Compiled) Deleted(ctx context.Context, a *Attributes) {
+	for _, d := range c.observing {
+		d.Deleted(ctx, a)
+	}
+}
+
 // Admit runs the mutating plugins.
 func (c Chain) Admit(ctx context.Context, a *Attributes) error {
 	for _, p := range c {

@@ -40,7 +40,7 @@ func (s *Server) newCRDController() *apiextensions.Controller {
 	return &apiextensions.Controller{
 		CRDs:       s.store("apiextensions.k8s.io", "customresourcedefinitions"),
 		NewStorage: s.newCustomStorage,
-		Admission:  s.admission,
+		Admission:  s.compiledAdmission,
 		Webhooks:   &webhook.Clients{Resolve: s.resolveWebhookService},
 		Serve:      s.serveCustom,
 		Synced:     s.crdSynced,

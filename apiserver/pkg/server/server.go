@@ -76,9 +76,11 @@ type Server struct {
 	bootstrapped chan struct{}
 	audit        *audit.Logger
 	admission    admission.Chain
-	nsLifecycle  *admission.NamespaceLifecycle
-	webhooks     *admission.Webhooks
-	policies     *validatingpolicy.Plugin
+	// compiledAdmission is admission as the stores run it.
+	compiledAdmission *admission.Compiled
+	nsLifecycle       *admission.NamespaceLifecycle
+	webhooks          *admission.Webhooks
+	policies          *validatingpolicy.Plugin
 	// resources is the table of built-in kinds; openapi serves their
 	// documents with those of the custom resources.
 	resources []*registry.Resource
@@ -149,6 +151,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 			s.admission = append(s.admission, p)
 		}
 	}
+	s.compiledAdmission = s.admission.Compile()
 
 	resources := append(registry.Resources(), apiextensions.CRDResource())
 	s.resources = resources
@@ -178,7 +181,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 			},
 		})
 		reg.Storage = c
-		reg.Admission = s.admission
+		reg.Admission = s.compiledAdmission
 		reg.Created = func(ns string) { objs.created(r.Group, r.Resource, ns) }
 		switch {
 		case r.Group == "" && r.Kind == "Service":
@@ -279,7 +282,7 @@ func (s *Server) addSharedStores(shared []*registry.Resource) error {
 		if base == nil {
 			return fmt.Errorf("%s: no storage of %s/%s to share", r.GroupResource(), r.SharedStorage.Group, r.SharedStorage.Resource)
 		}
-		s.stores = append(s.stores, &registry.Store{R: r, Storage: registry.NewSharedStorage(base.Storage, r.SharedStorage), Admission: s.admission})
+		s.stores = append(s.stores, &registry.Store{R: r, Storage: registry.NewSharedStorage(base.Storage, r.SharedStorage), Admission: s.compiledAdmission})
 	}
 	return nil
 }
