@@ -49,10 +49,28 @@ func (k *kubectl) try(args ...string) (string, error) {
 }
 
 func (k *kubectl) tryEnv(env []string, args ...string) (string, error) {
+	return k.tryWith(env, "", args...)
+}
+
+// runStdin runs kubectl with stdin on its standard input and fails the test
+// when it fails.
+func (k *kubectl) runStdin(stdin string, args ...string) string {
+	k.t.Helper()
+	out, err := k.tryWith(nil, stdin, args...)
+	if err != nil {
+		k.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (k *kubectl) tryWith(env []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, kubectlPath, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
 	cmd.Env = append(append(os.Environ(), "HOME="+k.t.TempDir()), env...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -117,12 +117,15 @@ func TestKubectlLogsAndExec(t *testing.T) {
 		t.Errorf("kubelet got %s", got)
 	}
 
-	out = k.run("exec", "web", "--", "echo", "hi")
+	// With stdin: the fake kubelet answers it as cat would (output written
+	// the moment the exec opens may reach kubectl before it can take it; see
+	// fakekubelet's exec).
+	out = k.runStdin("hi\n", "exec", "-i", "web", "--", "cat")
 	if out != "hi\n" {
 		t.Errorf("kubectl exec = %q", out)
 	}
 	got = fake.LastRequest()
-	if got.Path != "/exec/default/web/app" || strings.Join(got.Query()["command"], " ") != "echo hi" {
+	if got.Path != "/exec/default/web/app" || strings.Join(got.Query()["command"], " ") != "cat" || got.Query().Get("input") != "1" {
 		t.Errorf("kubelet got %s", got)
 	}
 

@@ -240,11 +240,14 @@ func TestPodLogsAuthorization(t *testing.T) {
 }
 
 // execIn runs command in pod over the WebSocket protocol client-go (and
-// kubectl) use, returning stdout.
-func execIn(t *testing.T, cfg *rest.Config, client kubernetes.Interface, pod string, command ...string) (string, error) {
+// kubectl) use, with stdin attached when it is not empty, returning stdout.
+// The fake kubelet answers stdin as cat would; without stdin its output may
+// reach client-go before client-go can take it (see fakekubelet's exec), so
+// a test that needs the output sends stdin.
+func execIn(t *testing.T, cfg *rest.Config, client kubernetes.Interface, pod, stdin string, command ...string) (string, error) {
 	t.Helper()
 	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+		VersionedParams(&corev1.PodExecOptions{Command: command, Stdin: stdin != "", Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	exec, err := remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
 	if err != nil {
 		t.Fatal(err)
@@ -252,13 +255,17 @@ func execIn(t *testing.T, cfg *rest.Config, client kubernetes.Interface, pod str
 	var stdout, stderr bytes.Buffer
 	c, cancel := context.WithTimeout(ctx(t), 30*time.Second)
 	defer cancel()
-	err = exec.StreamWithContext(c, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
+	opts := remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}
+	if stdin != "" {
+		opts.Stdin = strings.NewReader(stdin)
+	}
+	err = exec.StreamWithContext(c, opts)
 	return stdout.String(), err
 }
 
 func TestPodExec(t *testing.T) {
 	ts, k := kubeletFixture(t)
-	out, err := execIn(t, ts.AdminConfig, ts.Client, "one", "echo", "hello", "world")
+	out, err := execIn(t, ts.AdminConfig, ts.Client, "one", "hello world\n", "cat")
 	if err != nil {
 		t.Fatalf("exec: %v", err)
 	}
@@ -270,12 +277,12 @@ func TestPodExec(t *testing.T) {
 		t.Errorf("kubelet path = %s", got.Path)
 	}
 	q := got.Query()
-	if strings.Join(q["command"], " ") != "echo hello world" || q.Get("output") != "1" || q.Get("error") != "1" || q.Has("input") {
+	if strings.Join(q["command"], " ") != "cat" || q.Get("input") != "1" || q.Get("output") != "1" || q.Get("error") != "1" {
 		t.Errorf("kubelet query = %s", got.RawQuery)
 	}
 
 	t.Run("no node", func(t *testing.T) {
-		_, err := execIn(t, ts.AdminConfig, ts.Client, "pending", "true")
+		_, err := execIn(t, ts.AdminConfig, ts.Client, "pending", "", "true")
 		if err == nil || !strings.Contains(err.Error(), "pod pending does not have a host assigned") {
 			t.Errorf("err = %v", err)
 		}
@@ -303,7 +310,7 @@ func TestPodExec(t *testing.T) {
 		}
 		creatorCfg, creator := cfg("exec-creator")
 		eventually(t, "exec-creator execs", func() error {
-			out, err := execIn(t, creatorCfg, creator, "one", "echo", "ok")
+			out, err := execIn(t, creatorCfg, creator, "one", "ok\n", "cat")
 			if err == nil && out != "ok\n" {
 				return errors.New("stdout " + out)
 			}
@@ -314,7 +321,7 @@ func TestPodExec(t *testing.T) {
 			_, err := getter.CoreV1().Pods("default").Get(ctx(t), "one", metav1.GetOptions{})
 			return err
 		})
-		_, err := execIn(t, getterCfg, getter, "one", "echo", "no")
+		_, err := execIn(t, getterCfg, getter, "one", "", "echo", "no")
 		if err == nil || !strings.Contains(err.Error(), "403") && !strings.Contains(strings.ToLower(err.Error()), "forbidden") {
 			t.Errorf("exec-getter: err = %v, want forbidden", err)
 		}

@@ -161,9 +161,19 @@ func (k *Kubelet) containerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// exec answers a WebSocket exec: the command's arguments after the first,
-// joined by spaces, on stdout (as echo would), then a Success status on
-// the error channel.
+// exec answers a WebSocket exec. With stdin attached it acts as cat: what
+// the client sends on stdin comes back on stdout until the client closes
+// stdin. Without stdin, the command's arguments after the first, joined by
+// spaces, go to stdout at once (as echo would). Then a Success status goes
+// on the error channel.
+//
+// Only the first is certain to reach a client-go (and kubectl) client:
+// client-go reads the connection before it has set up its streams, and
+// drops a message for a stream it has not set up yet ("Unknown stream id
+// 1, discarding message"), which stdout written the moment the connection
+// opens sometimes is. A client sends stdin only once its streams are set
+// up, so output that answers stdin is never dropped. A real kubelet starts
+// a process first, which in practice leaves the client the time it needs.
 func (k *Kubelet) exec(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	cmd := q["command"]
@@ -191,7 +201,11 @@ func (k *Kubelet) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Close()
-	_, _ = streams[stdoutChannel].Write([]byte(strings.Join(cmd[1:], " ") + "\n"))
+	if q.Get("input") == "1" {
+		_, _ = io.Copy(streams[stdoutChannel], streams[stdinChannel])
+	} else {
+		_, _ = streams[stdoutChannel].Write([]byte(strings.Join(cmd[1:], " ") + "\n"))
+	}
 	st := metav1.Status{Status: metav1.StatusSuccess}
 	if strings.HasPrefix(protocol, "v4") || strings.HasPrefix(protocol, "v5") {
 		b, _ := json.Marshal(st)
