@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
+
+	"skiff.dev/apiserver/pkg/encoding"
 )
 
 // respond writes obj (an object or a list) in the view and format the
@@ -102,12 +104,12 @@ func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
 }
 
 func (h *Handler) write(w http.ResponseWriter, r *http.Request, code int, t target, obj runtime.Object) {
-	var buf bytes.Buffer
-	enc := t.info.Serializer
+	enc := runtime.Encoder(t.info.Serializer)
 	if r.URL.Query().Get("pretty") == "true" && t.info.PrettySerializer != nil {
 		enc = t.info.PrettySerializer
 	}
-	if err := enc.Encode(obj, &buf); err != nil {
+	data, err := encoding.Encode(enc, obj)
+	if err != nil {
 		klog.FromContext(r.Context()).Error(err, "encoding a response")
 		h.writeStatusJSON(w, apierrors.NewInternalError(err))
 		return
@@ -115,7 +117,7 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, code int, t targ
 	w.Header().Set("Content-Type", t.mediaType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(data)
 }
 
 // writeObject writes a Status or another meta object in the negotiated format.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/apiserver/pkg/encoding"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -89,12 +91,12 @@ func (s *Store) Encode(obj runtime.Object) ([]byte, error) {
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
 	defer m.SetResourceVersion(rv)
-	var buf bytes.Buffer
-	if err := s.cfg.Codec.Encode(obj, &buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return encoding.Encode(s.cfg.Codec, obj)
 }
+
+// valueString is data, an encoding nobody changes after, as the string
+// etcd's client takes, without copying it.
+func valueString(data []byte) string { return unsafe.String(unsafe.SliceData(data), len(data)) }
 
 // Decode reads a stored value and sets its resourceVersion to rev.
 func (s *Store) Decode(data []byte, rev int64) (runtime.Object, error) {
@@ -161,7 +163,7 @@ func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (run
 	start := time.Now()
 	resp, err := s.cfg.Client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data))).
+		Then(clientv3.OpPut(key, valueString(data))).
 		Commit()
 	s.observe("create", start)
 	if err != nil {
@@ -458,7 +460,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 		start := time.Now()
 		resp, err := s.cfg.Client.Txn(cctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
-			Then(clientv3.OpPut(key, string(data))).
+			Then(clientv3.OpPut(key, valueString(data))).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		s.observe("update", start)
