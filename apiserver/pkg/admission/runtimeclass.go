@@ -111,7 +111,8 @@ func mergeTolerations(have, extra []corev1.Toleration) []corev1.Toleration {
 			}
 		}
 		if !dup {
-			out = append(out, t)
+			// A copy: extra is the cached RuntimeClass's own.
+			out = append(out, *t.DeepCopy())
 		}
 	}
 	return out

@@ -216,9 +216,10 @@ func (s *Store) Get(ctx context.Context, ns, name string) (runtime.Object, error
 	return s.Storage.Get(ctx, s.Key(ns, name))
 }
 
-// GetCached reads an object from the watch cache as it is, and from etcd
-// when the cache does not have it, as upstream's admission plugins read
-// their listers and fall back to a live lookup.
+// GetCached reads an object from the watch cache as it is (the cache's
+// own object, not to be modified), and from etcd when the cache does not
+// have it, as upstream's admission plugins read their listers and fall back
+// to a live lookup.
 func (s *Store) GetCached(ctx context.Context, ns, name string) (runtime.Object, error) {
 	key := s.Key(ns, name)
 	if c, ok := s.Storage.(interface {

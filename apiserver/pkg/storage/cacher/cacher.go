@@ -352,10 +352,11 @@ func (c *Cacher) Get(ctx context.Context, key string) (runtime.Object, error) {
 	return c.store.Get(ctx, key)
 }
 
-// GetCached returns a copy of the object at key as the cache holds it now,
-// without asking etcd; false when the cache is not ready or has no such
-// object (admission plugins read it as upstream's read their listers, and
-// fall back to etcd).
+// GetCached returns the object at key as the cache holds it now, without
+// asking etcd: the cache's own object, which the caller must not modify (as
+// an informer's lister hands out its cache's, and as Objects does); false
+// when the cache is not ready or has no such object (admission plugins
+// read it as upstream's read their listers, and fall back to etcd).
 func (c *Cacher) GetCached(key string) (runtime.Object, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -366,7 +367,7 @@ func (c *Cacher) GetCached(key string) (runtime.Object, bool) {
 	if !ok {
 		return nil, false
 	}
-	return e.obj.DeepCopyObject(), true
+	return e.obj, true
 }
 
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, p *storage.Preconditions, ignoreNotFound bool, f storage.UpdateFunc) (runtime.Object, error) {
