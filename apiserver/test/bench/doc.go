@@ -30,11 +30,13 @@
 //     ConfigMap updates that carry their send time in an annotation; each
 //     watcher records receive time minus send time: p50/p99/max.
 //   - chain: the cost of authorization and admission (issue 3). Three
-//     servers at once, each with its own etcd: Node,RBAC with every
-//     admission plugin; AlwaysAllow without admission; and the latter sent
-//     the pod as the chain stores it. They take protobuf pod creates by an
-//     RBAC-authorized user in turns; creates/s of each, the cost and its
-//     split into the larger pod and the chain's own code, median over
+//     servers at once, each a process of its own (the bench binary run as
+//     "chain-server") with its own etcd: Node,RBAC with every admission
+//     plugin; AlwaysAllow without admission; and the latter sent the pod as
+//     the chain stores it. They take protobuf pod creates by an
+//     RBAC-authorized user in turns; creates/s of each, each server
+//     process's CPU time and allocations per create, the cost and its split
+//     into the larger pod and the chain's own code, median over
 //     -chain-rounds rounds.
 //   - chainfloor: the floor of the chain's cost. Two floor servers that
 //     decode, default, validate, store and answer a pod, and decode every
