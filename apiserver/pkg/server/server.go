@@ -379,7 +379,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 		writeStatus(w, apierrors.NewMethodNotSupported(schemaGR(), req.Method).Status())
 	})
 	s.workers = newRequestWorkers(requestWorkerLimit)
-	return s.workers.wrap(s.withFilters(r))
+	return s.workers.wrap(s.withFilters(s.handler.Routes(r)))
 }
 
 // requestWorkerLimit bounds the goroutines kept for short requests; more
