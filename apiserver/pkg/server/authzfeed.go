@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -22,6 +23,8 @@ type authzFeed struct {
 	store *registry.Store
 	apply func(watch.Event)
 	reset func()
+	// fields, when set, selects the objects the feed needs.
+	fields fields.Selector
 }
 
 func closedOr(ch chan struct{}, msg string) error {
@@ -42,15 +45,18 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 	if s.rbac != nil {
 		for _, res := range []string{"roles", "clusterroles", "rolebindings", "clusterrolebindings"} {
 			res := res
-			feeds = append(feeds, feed{s.store("rbac.authorization.k8s.io", res), s.rbac.Apply, func() { s.rbac.Reset(res) }})
+			feeds = append(feeds, feed{s.store("rbac.authorization.k8s.io", res), s.rbac.Apply, func() { s.rbac.Reset(res) }, nil})
 		}
 	}
 	if s.nodeAuthz != nil {
-		feeds = append(feeds, feed{s.store("", "pods"), s.nodeAuthz.Apply, s.nodeAuthz.Reset})
+		// Only pods bound to a node matter to the Node authorizer: the
+		// watch leaves out the rest (every pod is created unbound), and
+		// sends a pod's binding as its ADDED event.
+		feeds = append(feeds, feed{s.store("", "pods"), s.nodeAuthz.Apply, s.nodeAuthz.Reset, fields.OneTermNotEqualSelector("spec.nodeName", "")})
 	}
-	feeds = append(feeds, feed{s.store("", "namespaces"), s.nsLifecycle.Apply, s.nsLifecycle.Reset},
-		feed{s.store("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), s.webhooks.Apply, func() { s.webhooks.Reset(true) }},
-		feed{s.store("admissionregistration.k8s.io", "validatingwebhookconfigurations"), s.webhooks.Apply, func() { s.webhooks.Reset(false) }})
+	feeds = append(feeds, feed{s.store("", "namespaces"), s.nsLifecycle.Apply, s.nsLifecycle.Reset, nil},
+		feed{s.store("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), s.webhooks.Apply, func() { s.webhooks.Reset(true) }, nil},
+		feed{s.store("admissionregistration.k8s.io", "validatingwebhookconfigurations"), s.webhooks.Apply, func() { s.webhooks.Reset(false) }, nil})
 	feeds = append(feeds, s.policyFeeds()...)
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -59,7 +65,7 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.feed(ctx, f.store, f.apply, f.reset, synced)
+			s.feed(ctx, f.store, f.fields, f.apply, f.reset, synced)
 		}()
 	}
 	go func() {
@@ -78,12 +84,12 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 
 // feed watches one resource from the cache, starting with its whole state,
 // and resumes from the last revision when the watch ends.
-func (s *Server) feed(ctx context.Context, st *registry.Store, apply func(watch.Event), reset func(), synced chan<- struct{}) {
+func (s *Server) feed(ctx context.Context, st *registry.Store, sel fields.Selector, apply func(watch.Event), reset func(), synced chan<- struct{}) {
 	logger := klog.FromContext(ctx).WithValues("resource", st.R.Resource)
 	rv := ""
 	first := true
 	for ctx.Err() == nil {
-		opts := storage.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}
+		opts := storage.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true, Predicate: storage.SelectionPredicate{Field: sel}}
 		if rv == "" {
 			opts.SendInitialEvents = ptr.To(true)
 			opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan

@@ -58,8 +58,8 @@ func (s *Server) policyFeeds() []authzFeed {
 		return nil
 	}
 	return []authzFeed{
-		{s.store("admissionregistration.k8s.io", "validatingadmissionpolicies"), s.policies.Apply, s.policies.ResetPolicies},
-		{s.store("admissionregistration.k8s.io", "validatingadmissionpolicybindings"), s.policies.Apply, s.policies.ResetBindings},
+		{s.store("admissionregistration.k8s.io", "validatingadmissionpolicies"), s.policies.Apply, s.policies.ResetPolicies, nil},
+		{s.store("admissionregistration.k8s.io", "validatingadmissionpolicybindings"), s.policies.Apply, s.policies.ResetBindings, nil},
 	}
 }
 

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/testserver"
 	"skiff.dev/ctl/pkg/certs"
@@ -193,6 +195,29 @@ func TestAuthorization(t *testing.T) {
 			}
 		})
 	}
+
+	// The Node authorizer watches only bound pods: a pod bound after its
+	// creation (the binding above) reaches it then, and a deleted one
+	// leaves it.
+	eventually(t, "node-2 updates the status of the pod bound to it", func() error {
+		p, err := admin.CoreV1().Pods("default").Get(c, "pending", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Status.Phase = corev1.PodRunning
+		_, err = node2.CoreV1().Pods("default").UpdateStatus(c, p, metav1.UpdateOptions{})
+		return err
+	})
+	if err := admin.CoreV1().Pods("default").Delete(c, "on-node-1", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "node-1 loses the secret of its deleted pod", func() error {
+		_, err := node1.CoreV1().Secrets("default").Get(c, "used", metav1.GetOptions{})
+		if code(err) != 403 {
+			return fmt.Errorf("got %d (%v), want 403", code(err), err)
+		}
+		return nil
+	})
 
 	// A RoleBinding lets alice read pods in default only, once RBAC sees it.
 	_, err = admin.RbacV1().Roles("default").Create(c, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"},
