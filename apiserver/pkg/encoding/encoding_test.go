@@ -64,8 +64,10 @@ func TestEncodeKeepsTheAllocatorsMemory(t *testing.T) {
 // may be kept.
 type reuser struct{ own []byte }
 
-func (r *reuser) Encode(obj runtime.Object, w io.Writer) error { return r.EncodeWithAllocator(obj, w, nil) }
-func (r *reuser) Identifier() runtime.Identifier             { return "reuser" }
+func (r *reuser) Encode(obj runtime.Object, w io.Writer) error {
+	return r.EncodeWithAllocator(obj, w, nil)
+}
+func (r *reuser) Identifier() runtime.Identifier { return "reuser" }
 func (r *reuser) EncodeWithAllocator(_ runtime.Object, w io.Writer, a runtime.MemoryAllocator) error {
 	if a != nil {
 		_ = a.Allocate(8) // asked for, then not used
@@ -85,7 +87,7 @@ func (r *reuser) EncodeWithAllocator(_ runtime.Object, w io.Writer, a runtime.Me
 type split struct{}
 
 func (split) Encode(obj runtime.Object, w io.Writer) error { return nil }
-func (split) Identifier() runtime.Identifier             { return "split" }
+func (split) Identifier() runtime.Identifier               { return "split" }
 func (split) EncodeWithAllocator(_ runtime.Object, w io.Writer, a runtime.MemoryAllocator) error {
 	mem := a.Allocate(8)
 	copy(mem, "abcdefgh")

@@ -19,14 +19,7 @@ import (
 // variables gorilla/mux finds, and leaves to the router every path that is
 // not one of Install's.
 func TestRoutesPickWhatMuxPicks(t *testing.T) {
-	var stores []*registry.Store
-	for _, r := range registry.Resources() {
-		stores = append(stores, &registry.Store{R: r})
-	}
-	h := NewHandler(api.NewCodecs(), stores, nil)
-	r := mux.NewRouter()
-	r.UseEncodedPath()
-	h.Install(r)
+	h, r := installed()
 	r.HandleFunc("/apis/{group}/{version}/namespaces/{namespace}/{resource}", func(http.ResponseWriter, *http.Request) {})
 	r.HandleFunc("/apis/{group}/{version}/{resource}/{name}", func(http.ResponseWriter, *http.Request) {})
 
@@ -72,6 +65,20 @@ func TestRoutesPickWhatMuxPicks(t *testing.T) {
 	}
 }
 
+// installed is a handler of every built-in resource and the router it
+// installed its routes in, as the server's.
+func installed() (*Handler, *mux.Router) {
+	var stores []*registry.Store
+	for _, r := range registry.Resources() {
+		stores = append(stores, &registry.Store{R: r})
+	}
+	h := NewHandler(api.NewCodecs(), stores, nil)
+	r := mux.NewRouter()
+	r.UseEncodedPath()
+	h.Install(r)
+	return h, r
+}
+
 // byTemplate is the route Install registered with template.
 func (rs *routes) byTemplate(template string) (route, bool) {
 	for _, rt := range rs.table {
@@ -85,14 +92,7 @@ func (rs *routes) byTemplate(template string) (route, bool) {
 // BenchmarkRoute finds the handler of a pod create's path, by gorilla/mux
 // alone and through the table, over all built-in resources' routes.
 func BenchmarkRoute(b *testing.B) {
-	var stores []*registry.Store
-	for _, r := range registry.Resources() {
-		stores = append(stores, &registry.Store{R: r})
-	}
-	h := NewHandler(api.NewCodecs(), stores, nil)
-	r := mux.NewRouter()
-	r.UseEncodedPath()
-	h.Install(r)
+	h, r := installed()
 	req := httptest.NewRequest(http.MethodPost, "https://example/api/v1/namespaces/default/pods", nil)
 	b.Run("gorilla-mux", func(b *testing.B) {
 		b.ReportAllocs()

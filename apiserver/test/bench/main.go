@@ -145,15 +145,11 @@ func run(ctx context.Context, o *options) (err error) {
 	progress("API server ready at %s (state in %s)", ts.URL, dir)
 
 	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 
 	b := &bench{o: o, ts: ts}
@@ -174,6 +170,22 @@ func run(ctx context.Context, o *options) (err error) {
 	fmt.Print(b.table())
 	fmt.Printf("\nCPU during the measurements: %s.\n", load)
 	return nil
+}
+
+// startCPUProfile profiles this process's CPU into file until stop.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // writeAllocs writes the allocation profile (every allocation since the

@@ -93,26 +93,29 @@ func projectedOK(p *corev1.ProjectedVolumeSource, opts podValidationOptions) boo
 			return false
 		}
 		n := 0
-		if s.Secret != nil {
-			n++
-			if s.Secret.Name == "" {
+		// A Secret's or ConfigMap's keys: a name, and items that are valid
+		// and new paths.
+		keysOK := func(name string, items []corev1.KeyToPath) bool {
+			if name == "" {
 				return false
 			}
-			for j := range s.Secret.Items {
-				if !keyToPathOK(&s.Secret.Items[j]) || !add(s.Secret.Items[j].Path) {
+			for j := range items {
+				if !keyToPathOK(&items[j]) || !add(items[j].Path) {
 					return false
 				}
+			}
+			return true
+		}
+		if s.Secret != nil {
+			n++
+			if !keysOK(s.Secret.Name, s.Secret.Items) {
+				return false
 			}
 		}
 		if s.ConfigMap != nil {
 			n++
-			if s.ConfigMap.Name == "" {
+			if !keysOK(s.ConfigMap.Name, s.ConfigMap.Items) {
 				return false
-			}
-			for j := range s.ConfigMap.Items {
-				if !keyToPathOK(&s.ConfigMap.Items[j]) || !add(s.ConfigMap.Items[j].Path) {
-					return false
-				}
 			}
 		}
 		if s.DownwardAPI != nil {
