@@ -46,7 +46,8 @@ const chainUser = "bench-writer"
 // slow spell of this shared machine then falls on all three alike, instead
 // of on whichever server had the machine then. Each round (-chain-rounds)
 // starts three fresh servers; the cost reported is the median over the
-// rounds. Each server process's CPU time during its turns is measured too.
+// rounds. Each server process's CPU time and allocations during its turns
+// are measured too.
 // The clients' goroutines carry the pprof label chain=on, chain=off or
 // chain=admitted; with -cpuprofile each server writes a profile of its own.
 func (b *bench) chainPhase(ctx context.Context) error {
@@ -108,7 +109,7 @@ func (b *bench) chainPhase(ctx context.Context) error {
 
 // chainRound starts a fresh server per configuration and gives them the
 // creates in turns; it returns each one's creates/s over its own slices and
-// its server process's CPU time per create. The first round compares the
+// what its server process used per create. The first round compares the
 // pods the "on" and "admitted" servers store.
 func (b *bench) chainRound(ctx context.Context, configs []chainConfig, round int) ([]float64, []serverUse, error) {
 	servers := make([]*chainServer, len(configs))
@@ -153,7 +154,7 @@ func (b *bench) chainRound(ctx context.Context, configs []chainConfig, round int
 	created := make([]int, len(servers))
 	for i, s := range servers {
 		arms[i] = func(prefix string, count int) (createResult, error) {
-			before, err := s.use(ctx)
+			before, err := s.use(ctx, true)
 			if err != nil {
 				return createResult{}, err
 			}
@@ -161,10 +162,13 @@ func (b *bench) chainRound(ctx context.Context, configs []chainConfig, round int
 			if err != nil {
 				return r, fmt.Errorf("%s: %w", s.c.name, err)
 			}
-			after, err := s.use(ctx)
+			after, err := s.use(ctx, false)
+			if err != nil {
+				return r, err
+			}
 			use[i] = use[i].add(after.sub(before))
 			created[i] += r.n
-			return r, err
+			return r, nil
 		}
 	}
 	rates, err := inTurns(b.o.creates, b.o.chainSlice, arms)

@@ -231,17 +231,22 @@ func (u serverUse) String() string {
 }
 
 // use reads the server's CPU time and its Go runtime's allocation
-// counters.
-func (s *chainServer) use(ctx context.Context) (serverUse, error) {
-	cpu, err := s.proc.cpu()
-	if err != nil {
-		return serverUse{}, err
+// counters. before is for the start of a measurement: the counters are read
+// first, then the CPU time, and at the end the other way round, so that
+// the CPU time leaves out the two /metrics requests (their allocations
+// after the counters were taken, a few hundred KiB at most, are counted).
+func (s *chainServer) use(ctx context.Context, before bool) (serverUse, error) {
+	var u serverUse
+	var err error
+	if !before {
+		if u.cpu, err = s.proc.cpu(); err != nil {
+			return serverUse{}, err
+		}
 	}
 	data, err := s.admin.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return serverUse{}, fmt.Errorf("reading /metrics: %w", err)
 	}
-	u := serverUse{cpu: cpu}
 	for want, v := range map[string]*float64{"go_memstats_alloc_bytes_total": &u.bytes, "go_memstats_mallocs_total": &u.objects} {
 		found := false
 		for line := range strings.Lines(string(data)) {
@@ -256,6 +261,11 @@ func (s *chainServer) use(ctx context.Context) (serverUse, error) {
 		}
 		if !found {
 			return serverUse{}, fmt.Errorf("/metrics has no %s", want)
+		}
+	}
+	if before {
+		if u.cpu, err = s.proc.cpu(); err != nil {
+			return serverUse{}, err
 		}
 	}
 	return u, nil
