@@ -37,7 +37,9 @@
 //     RBAC-authorized user in turns; creates/s of each, each server
 //     process's CPU time and allocations per create, the cost and its split
 //     into the larger pod and the chain's own code, median over
-//     -chain-rounds rounds.
+//     -chain-rounds rounds. With -chain-padded, a fourth server without
+//     the chain is sent the bench pod padded with an annotation to the
+//     admitted pod's size: what the larger pod's bytes alone cost.
 //   - chainfloor: the floor of the chain's cost. Two floor servers that
 //     decode, default, validate, store and answer a pod, and decode every
 //     stored pod from an etcd watch; one adds what the chain adds. In

@@ -38,6 +38,7 @@ type options struct {
 	etcdBinary  string
 	chainRounds int
 	chainSlice  int
+	chainPadded bool
 }
 
 var allPhases = []string{"create", "etcd", "floor", "list", "watch", "chain", "chainfloor"}
@@ -62,6 +63,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.chainRounds, "chain-rounds", 3, "Rounds of the chain phase, each with three fresh servers (chain on, chain off, chain off sent the admitted pod) taking -creates pods each in turns; the cost reported is their median.")
 	fs.IntVar(&o.chainRounds, "chain-pairs", 3, "The same as -chain-rounds (its name before session 6).")
 	fs.IntVar(&o.chainSlice, "chain-slice", 1000, "Creates per turn of a server in the chain phase.")
+	fs.BoolVar(&o.chainPadded, "chain-padded", false, "Add a fourth server to the chain phase, without the chain, sent the bench pod padded with an annotation to the admitted pod's size: what the larger pod's bytes alone cost.")
 	fs.StringVar(&o.etcdBinary, "etcd-binary", "", "Run this etcd binary (e.g. /usr/bin/etcd of the Debian package etcd-server) as a separate process for each API server, as a deployment does. Empty: the server's embedded etcd.")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
