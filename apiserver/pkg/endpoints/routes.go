@@ -99,39 +99,43 @@ func (rs *routes) lookup(path string) (route, map[string]string, bool) {
 		}
 		seg[n], n, rest = s, n+1, after
 	}
-	try := func(k routeKey, vars map[string]string) (route, map[string]string, bool) {
-		rt, ok := rs.table[k]
-		return rt, vars, ok
-	}
+	// The variables are made only for a path that has a route.
+	var ns, name string
 	switch n {
 	case 1: // a cluster-scoped collection, or a namespaced one across namespaces
 		k.resource = seg[0]
-		return try(k, map[string]string{})
 	case 2:
-		k.resource, k.named = seg[0], true
-		return try(k, map[string]string{"name": seg[1]})
+		k.resource, k.named, name = seg[0], true, seg[1]
 	case 3:
 		if seg[0] == "namespaces" {
-			ns := k
-			ns.namespaced, ns.resource = true, seg[2]
-			if rt, vars, ok := try(ns, map[string]string{"namespace": seg[1]}); ok {
-				return rt, vars, ok
+			nk := k
+			nk.namespaced, nk.resource = true, seg[2]
+			if rt, ok := rs.table[nk]; ok {
+				return rt, map[string]string{"namespace": seg[1]}, true
 			}
 		}
-		k.resource, k.named, k.sub = seg[0], true, seg[2]
-		return try(k, map[string]string{"name": seg[1]})
-	case 4:
+		k.resource, k.named, k.sub, name = seg[0], true, seg[2], seg[1]
+	case 4, 5:
 		if seg[0] != "namespaces" {
 			return route{}, nil, false
 		}
-		k.namespaced, k.resource, k.named = true, seg[2], true
-		return try(k, map[string]string{"namespace": seg[1], "name": seg[3]})
-	case 5:
-		if seg[0] != "namespaces" {
-			return route{}, nil, false
+		k.namespaced, k.resource, k.named, ns, name = true, seg[2], true, seg[1], seg[3]
+		if n == 5 {
+			k.sub = seg[4]
 		}
-		k.namespaced, k.resource, k.named, k.sub = true, seg[2], true, seg[4]
-		return try(k, map[string]string{"namespace": seg[1], "name": seg[3]})
+	default:
+		return route{}, nil, false
 	}
-	return route{}, nil, false
+	rt, ok := rs.table[k]
+	if !ok {
+		return route{}, nil, false
+	}
+	vars := map[string]string{}
+	if ns != "" {
+		vars["namespace"] = ns
+	}
+	if name != "" {
+		vars["name"] = name
+	}
+	return rt, vars, true
 }

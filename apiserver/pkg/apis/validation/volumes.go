@@ -108,26 +108,12 @@ var volumeSourceChecks = []volumeSourceCheck{
 	}},
 	{"gcePersistentDisk", func(s *corev1.VolumeSource) bool { return s.GCEPersistentDisk != nil }, func(a *volumeArgs) field.ErrorList {
 		// Upstream reports these under "persistentDisk".
-		p := a.fldPath.Child("persistentDisk")
-		var errs field.ErrorList
-		if len(a.src.GCEPersistentDisk.PDName) == 0 {
-			errs = append(errs, field.Required(p.Child("pdName"), ""))
-		}
-		if a.src.GCEPersistentDisk.Partition < 0 || a.src.GCEPersistentDisk.Partition > 255 {
-			errs = append(errs, field.Invalid(p.Child("partition"), a.src.GCEPersistentDisk.Partition, pdPartitionErrorMsg))
-		}
-		return errs
+		d := a.src.GCEPersistentDisk
+		return validateDisk(a.fldPath.Child("persistentDisk"), "pdName", d.PDName, d.Partition)
 	}},
 	{"awsElasticBlockStore", func(s *corev1.VolumeSource) bool { return s.AWSElasticBlockStore != nil }, func(a *volumeArgs) field.ErrorList {
-		p := a.fldPath.Child("awsElasticBlockStore")
-		var errs field.ErrorList
-		if len(a.src.AWSElasticBlockStore.VolumeID) == 0 {
-			errs = append(errs, field.Required(p.Child("volumeID"), ""))
-		}
-		if a.src.AWSElasticBlockStore.Partition < 0 || a.src.AWSElasticBlockStore.Partition > 255 {
-			errs = append(errs, field.Invalid(p.Child("partition"), a.src.AWSElasticBlockStore.Partition, pdPartitionErrorMsg))
-		}
-		return errs
+		d := a.src.AWSElasticBlockStore
+		return validateDisk(a.fldPath.Child("awsElasticBlockStore"), "volumeID", d.VolumeID, d.Partition)
 	}},
 	{"secret", func(s *corev1.VolumeSource) bool { return s.Secret != nil }, func(a *volumeArgs) field.ErrorList {
 		p := a.fldPath.Child("secret")
@@ -333,6 +319,19 @@ var volumeSourceChecks = []volumeSourceCheck{
 		}
 		return append(errs, validatePullPolicy(a.src.Image.PullPolicy, a.fldPath.Child("image").Child("pullPolicy"))...)
 	}},
+}
+
+// validateDisk checks a cloud disk volume: its id (under idField) is
+// required and its partition is 0-255.
+func validateDisk(p *field.Path, idField, id string, partition int32) field.ErrorList {
+	var errs field.ErrorList
+	if len(id) == 0 {
+		errs = append(errs, field.Required(p.Child(idField), ""))
+	}
+	if partition < 0 || partition > 255 {
+		errs = append(errs, field.Invalid(p.Child("partition"), partition, pdPartitionErrorMsg))
+	}
+	return errs
 }
 
 func validateVolumeSource(src *corev1.VolumeSource, fldPath *field.Path, volName string, podMeta *metav1.ObjectMeta, opts podValidationOptions) field.ErrorList {
