@@ -560,23 +560,20 @@ type Event struct {
 	Type     watch.EventType
 	Key      string
 	Object   runtime.Object // for DELETED: the last state, with the deletion revision
-	Previous runtime.Object // nil for ADDED
 	Revision int64
 }
 
-// DecodeEvent turns an etcd watch event (with prev_kv) into an Event.
+// DecodeEvent turns an etcd watch event (with prev_kv) into an Event. The
+// previous value of an update is not decoded: the cacher has it already,
+// and a watch straight from etcd sends only the new one.
 func (s *Store) DecodeEvent(ev *clientv3.Event) (*Event, error) {
 	out := &Event{Key: string(ev.Kv.Key), Revision: ev.Kv.ModRevision}
 	var err error
 	switch {
 	case ev.Type == mvccpb.DELETE:
 		out.Type = watch.Deleted
-		out.Revision = ev.Kv.ModRevision
 		if ev.PrevKv == nil {
 			return nil, fmt.Errorf("etcd delete event for %s has no previous value", out.Key)
-		}
-		if out.Previous, err = s.Decode(ev.PrevKv.Value, ev.PrevKv.ModRevision); err != nil {
-			return nil, err
 		}
 		if out.Object, err = s.Decode(ev.PrevKv.Value, ev.Kv.ModRevision); err != nil {
 			return nil, err
@@ -590,11 +587,6 @@ func (s *Store) DecodeEvent(ev *clientv3.Event) (*Event, error) {
 		out.Type = watch.Modified
 		if out.Object, err = s.Decode(ev.Kv.Value, ev.Kv.ModRevision); err != nil {
 			return nil, err
-		}
-		if ev.PrevKv != nil {
-			if out.Previous, err = s.Decode(ev.PrevKv.Value, ev.PrevKv.ModRevision); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return out, nil
