@@ -20,59 +20,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/api"
+	"skiff.dev/apiserver/pkg/api/apifuzz"
 	"skiff.dev/apiserver/pkg/registry"
 )
-
-// objectFuzzer fills objects at random with values the API accepts in
-// form (valid quantities, times, JSON in raw extensions), so that both
-// paths can type them. With few, strings and numbers come from a small
-// set (zero among them), so that list keys repeat and zero values abound.
-func objectFuzzer(seed int64, few bool) *fuzz.Fuzzer {
-	f := fuzz.NewWithSeed(seed).NilChance(0.25).NumElements(0, 3).MaxDepth(7)
-	if few {
-		f = f.Funcs(
-			func(s *string, c fuzz.Continue) { *s = []string{"", "a", "b"}[c.Intn(3)] },
-			func(i *int32, c fuzz.Continue) { *i = int32(c.Intn(2)) },
-			func(i *int64, c fuzz.Continue) { *i = int64(c.Intn(2)) },
-			func(b *bool, c fuzz.Continue) { *b = c.Intn(3) == 0 },
-		)
-	}
-	return f.Funcs(
-		func(q *resource.Quantity, c fuzz.Continue) {
-			*q = *resource.NewMilliQuantity(c.Int63n(1<<40), resource.DecimalSI)
-		},
-		func(t *metav1.Time, c fuzz.Continue) {
-			if c.RandBool() {
-				*t = metav1.Time{}
-				return
-			}
-			*t = metav1.NewTime(time.Unix(c.Int63n(1<<32), 0))
-		},
-		func(t *metav1.MicroTime, c fuzz.Continue) {
-			if c.RandBool() {
-				*t = metav1.MicroTime{}
-				return
-			}
-			*t = metav1.NewMicroTime(time.Unix(c.Int63n(1<<32), c.Int63n(1e9)))
-		},
-		func(d *metav1.Duration, c fuzz.Continue) {
-			d.Duration = time.Duration(c.Int63n(1 << 40))
-		},
-		func(e *runtime.RawExtension, c fuzz.Continue) {
-			switch c.Intn(3) {
-			case 0:
-				*e = runtime.RawExtension{}
-			case 1:
-				e.Raw = []byte(fmt.Sprintf(`{"a":%d,"b":["x"]}`, c.Intn(100)))
-			default:
-				e.Raw = []byte(`"s"`)
-			}
-		},
-		func(f *metav1.FieldsV1, c fuzz.Continue) {
-			f.Raw = []byte(`{"f:metadata":{}}`)
-		},
-	)
-}
 
 // createBoth runs the general path and Create's own on deep copies of
 // obj; fast reports whether Create's own path took it.
@@ -152,7 +102,7 @@ func TestCreateMatchesUpdateFuzzed(t *testing.T) {
 		seed = time.Now().UnixNano()
 	}
 	t.Logf("seed %d (go test -run TestCreateMatchesUpdateFuzzed ./pkg/fieldmanager/ -create-seed %d repeats this run)", seed, seed)
-	fuzzers := []*fuzz.Fuzzer{objectFuzzer(seed, false), objectFuzzer(seed+1, true)}
+	fuzzers := []*fuzz.Fuzzer{apifuzz.New(seed, false), apifuzz.New(seed+1, true)}
 	rnd := rand.New(rand.NewSource(seed))
 	total, took := 0, 0
 	for _, r := range registry.Resources() {
