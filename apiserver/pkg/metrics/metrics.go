@@ -15,6 +15,11 @@ type Metrics struct {
 	RequestDuration    *prometheus.HistogramVec
 	RegisteredWatchers *prometheus.GaugeVec
 	EtcdDuration       *prometheus.HistogramVec
+	// WatchCacheEvents counts the events each watch cache received;
+	// WatchCacheKept those of them made of the object a create handed
+	// over rather than decoded from etcd.
+	WatchCacheEvents *prometheus.CounterVec
+	WatchCacheKept   *prometheus.CounterVec
 }
 
 // New registers the metrics on a new registry.
@@ -39,8 +44,16 @@ func New() *Metrics {
 			Help:    "Etcd request latency in seconds for each operation and object type.",
 			Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60},
 		}, []string{"operation", "type"}),
+		WatchCacheEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_watch_cache_events_received_total",
+			Help: "Counter of events received in watch cache broken by resource type.",
+		}, []string{"group", "resource"}),
+		WatchCacheKept: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_watch_cache_kept_objects_total",
+			Help: "Counter of the watch cache's events that it made of the object a create request stored, instead of decoding etcd's copy, broken by resource type (skiff).",
+		}, []string{"group", "resource"}),
 	}
-	m.Registry.MustRegister(m.RequestTotal, m.RequestDuration, m.RegisteredWatchers, m.EtcdDuration,
+	m.Registry.MustRegister(m.RequestTotal, m.RequestDuration, m.RegisteredWatchers, m.EtcdDuration, m.WatchCacheEvents, m.WatchCacheKept,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
 
@@ -176,9 +177,11 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		c := cacher.New(cacher.Config{
 			Store: store, GetAttrs: reg.AttrFunc(), NewFunc: r.New, NewListFunc: r.NewList,
 			WindowSize: o.WatchCacheSize, BookmarkInterval: o.BookmarkInterval, GVK: gvk,
+			KeepWritten: true,
 			OnWatchersChanged: func(n int) {
 				s.metrics.RegisteredWatchers.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind).Set(float64(n))
 			},
+			OnEvent: watchCacheEvents(s.metrics, r.GroupResource()),
 		})
 		reg.Storage = c
 		reg.Admission = s.compiledAdmission
@@ -340,6 +343,18 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	logger.Info("serving", "address", s.listener.Addr().String(), "advertise", s.advertise)
 	return g.Wait()
+}
+
+// watchCacheEvents counts one watch cache's events.
+func watchCacheEvents(m *metrics.Metrics, gr schema.GroupResource) func(kept bool) {
+	received := m.WatchCacheEvents.WithLabelValues(gr.Group, gr.Resource)
+	kept := m.WatchCacheKept.WithLabelValues(gr.Group, gr.Resource)
+	return func(k bool) {
+		received.Inc()
+		if k {
+			kept.Inc()
+		}
+	}
 }
 
 func runtimeProtobuf(c *api.Codecs) (serializerInfo, bool) {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,15 @@ type Config struct {
 	GVK schema.GroupVersionKind
 	// OnWatchersChanged reports the number of watchers (for metrics).
 	OnWatchersChanged func(n int)
+	// KeepWritten: for a Create whose caller hands its object over
+	// (storage.HandOver), the cache keeps that object, made to look as
+	// its decoding would (storage.AsDecoded), instead of
+	// decoding the bytes the watch brings back. For the built-in types,
+	// stored as protobuf.
+	KeepWritten bool
+	// OnEvent is told of each event received from etcd, and whether it was
+	// made of a kept object (for metrics).
+	OnEvent func(kept bool)
 }
 
 type element struct {
@@ -92,6 +102,9 @@ type Cacher struct {
 	stopped    bool
 	watchCtxMu sync.Mutex
 	watchCtx   context.Context
+	// written holds the objects created through Create for their events
+	// (Config.KeepWritten).
+	written written
 }
 
 var _ storage.Interface = (*Cacher)(nil)
@@ -112,6 +125,9 @@ func New(cfg Config) *Cacher {
 	}
 	if cfg.OnWatchersChanged == nil {
 		cfg.OnWatchersChanged = func(int) {}
+	}
+	if cfg.OnEvent == nil {
+		cfg.OnEvent = func(bool) {}
 	}
 	c := &Cacher{
 		cfg:      cfg,
@@ -185,6 +201,7 @@ func (c *Cacher) listAndWatch(ctx context.Context) error {
 	}
 	c.items = items
 	c.rev = rev
+	c.written.reset(rev)
 	c.start, c.n = 0, 0
 	c.oldestRev = rev
 	c.ready = true
@@ -227,7 +244,7 @@ func (c *Cacher) listAndWatch(ctx context.Context) error {
 				continue
 			}
 			for _, ev := range resp.Events {
-				e, err := c.store.DecodeEvent(ev)
+				e, err := c.event(ev)
 				if err != nil {
 					klog.FromContext(ctx).Error(err, "skipping undecodable event", "key", string(ev.Kv.Key))
 					continue
@@ -242,6 +259,19 @@ func (c *Cacher) listAndWatch(ctx context.Context) error {
 			c.mu.Unlock()
 		}
 	}
+}
+
+// event is ev decoded, or made of the object a Create kept for it.
+func (c *Cacher) event(ev *clientv3.Event) (*etcd3.Event, error) {
+	if c.cfg.KeepWritten {
+		key := string(ev.Kv.Key)
+		if obj := c.written.take(key, ev.Kv.ModRevision, ev.IsCreate()); obj != nil {
+			c.cfg.OnEvent(true)
+			return &etcd3.Event{Type: watch.Added, Key: key, Object: obj, Revision: ev.Kv.ModRevision}, nil
+		}
+	}
+	c.cfg.OnEvent(false)
+	return c.store.DecodeEvent(ev)
 }
 
 // apply records one event in the state and the window and hands it to the watchers.
@@ -345,7 +375,21 @@ func (c *Cacher) waitUntilFreshLocked(ctx context.Context, rev int64) error {
 // Create, Get, GuaranteedUpdate and Delete go to etcd.
 
 func (c *Cacher) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
-	return c.store.Create(ctx, key, obj)
+	out, err := c.store.Create(ctx, key, obj)
+	if err != nil || !c.cfg.KeepWritten || !storage.HandedOver(ctx) {
+		return out, err
+	}
+	m, err := meta.Accessor(out)
+	if err != nil {
+		return out, nil
+	}
+	rev, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return out, nil
+	}
+	storage.AsDecoded(out)
+	c.written.put(key, rev, out)
+	return out, nil
 }
 
 func (c *Cacher) Get(ctx context.Context, key string) (runtime.Object, error) {

@@ -1,0 +1,222 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+type handOverKey struct{}
+
+// HandOver marks a Create whose caller hands the object over: once Create
+// returns, the caller only reads it (to answer the request), so a watch
+// cache may keep that very object instead of decoding the bytes etcd sends
+// back, which are its encoding. The API handler's create does this; callers
+// that keep using their object do not.
+func HandOver(ctx context.Context) context.Context {
+	return context.WithValue(ctx, handOverKey{}, true)
+}
+
+// HandedOver reports whether ctx carries HandOver.
+func HandedOver(ctx context.Context) bool {
+	v, _ := ctx.Value(handOverKey{}).(bool)
+	return v
+}
+
+// AsDecoded makes obj, an object of a built-in type, look as its decoding
+// from the protobuf storage encoding does, wherever the API shows the two
+// differently:
+//
+//   - an empty slice or map in a field whose JSON name has no omitempty
+//     is written as [] or {}, but protobuf has no empty list and decodes it
+//     as nil, written as null: such fields become nil;
+//   - a nil slice as a map's value (a Secret's data, a CSR's extra) is
+//     written as null, but protobuf writes the entry and decodes it as an
+//     empty slice: such values become empty;
+//   - a field protobuf does not carry (the TypeMeta of an object embedded
+//     in another, as a StatefulSet's volumeClaimTemplates) is dropped by the
+//     decoding: such fields become zero.
+//
+// It goes through pointers, slices and maps of structs, and changes
+// nothing else. The encodings of obj, protobuf and JSON, are then those of
+// its decoding (times are encoded to the second either way, quantities in
+// their canonical form); its storage encoding does not change.
+// TestAsDecodedIsTheRoundTrip checks this on every built-in kind.
+func AsDecoded(obj runtime.Object) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return
+	}
+	if p := planFor(v.Elem().Type()); p != nil {
+		p.apply(v.Elem(), true)
+	}
+}
+
+// plan lists, for a struct type, the fields AsDecoded must look at: those
+// it changes and those that lead to some. It is nil for a type with none.
+type plan struct {
+	fields []planField
+}
+
+type planField struct {
+	index int
+	// nilEmpty: a slice or map without omitempty.
+	nilEmpty bool
+	// fillMapValues: a map whose values are slices.
+	fillMapValues bool
+	// drop: a field protobuf does not carry; topLevelOK: unless it is the
+	// TypeMeta of the object itself, which the decoder sets.
+	drop, topLevelOK bool
+	// elem is the plan of the struct the field leads to (through a pointer,
+	// or as the element of a slice, an array or a map); nil if none.
+	elem *plan
+}
+
+var (
+	// made holds the plans of the types asked for, read without a lock.
+	made sync.Map // reflect.Type -> *plan
+	// plans holds every plan built, under plansMu.
+	plansMu sync.Mutex
+	plans   = map[reflect.Type]*plan{}
+)
+
+// planFor returns t's plan, made once per type.
+func planFor(t reflect.Type) *plan {
+	if p, ok := made.Load(t); ok {
+		return p.(*plan)
+	}
+	plansMu.Lock()
+	defer plansMu.Unlock()
+	p := buildPlan(t, map[reflect.Type]*plan{})
+	made.Store(t, p)
+	return p
+}
+
+const typeMetaName = "TypeMeta"
+
+// buildPlan makes t's plan; building holds the plans of the types being
+// built, so that a recursive type refers to its own plan.
+func buildPlan(t reflect.Type, building map[reflect.Type]*plan) *plan {
+	if p, ok := plans[t]; ok {
+		return p
+	}
+	if p, ok := building[t]; ok {
+		return p
+	}
+	p := &plan{}
+	building[t] = p
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		jsonTag := f.Tag.Get("json")
+		if !f.IsExported() || jsonTag == "-" {
+			continue
+		}
+		pf := planField{index: i}
+		ft := f.Type
+		if _, carried := f.Tag.Lookup("protobuf"); !carried {
+			pf.drop = true
+			pf.topLevelOK = f.Anonymous && f.Name == typeMetaName
+			p.fields = append(p.fields, pf)
+			continue
+		}
+		isBytes := ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8
+		if (ft.Kind() == reflect.Slice && !isBytes || ft.Kind() == reflect.Map) && !strings.Contains(jsonTag, ",omitempty") {
+			pf.nilEmpty = true
+		}
+		if ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Slice {
+			pf.fillMapValues = true
+		}
+		if st := structBehind(ft); st != nil {
+			pf.elem = buildPlan(st, building)
+		}
+		if pf.nilEmpty || pf.fillMapValues || pf.elem != nil {
+			p.fields = append(p.fields, pf)
+		}
+	}
+	delete(building, t)
+	// A type that refers to itself has the field that does so in its plan,
+	// so a plan left without fields was referred to by nobody.
+	if len(p.fields) == 0 {
+		p = nil
+	}
+	plans[t] = p
+	return p
+}
+
+var jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+
+// structBehind is the struct type a field of type t holds or points to,
+// directly or as the element of a slice, an array or a map; nil otherwise.
+// Types that write their own JSON (times, quantities, raw extensions) are
+// leaves: both encodings of them are their own.
+func structBehind(t reflect.Type) reflect.Type {
+	for {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			t = t.Elem()
+			continue
+		case reflect.Struct:
+			if t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) {
+				return nil
+			}
+			return t
+		}
+		return nil
+	}
+}
+
+// apply applies p to the struct v; top: v is the object itself.
+func (p *plan) apply(v reflect.Value, top bool) {
+	for _, f := range p.fields {
+		fv := v.Field(f.index)
+		switch {
+		case f.drop:
+			if !(top && f.topLevelOK) && !fv.IsZero() {
+				fv.SetZero()
+			}
+			continue
+		case f.nilEmpty && fv.Len() == 0:
+			if !fv.IsNil() {
+				fv.SetZero()
+			}
+			continue
+		case f.fillMapValues:
+			for it := fv.MapRange(); it.Next(); {
+				if it.Value().IsNil() {
+					fv.SetMapIndex(it.Key(), reflect.MakeSlice(it.Value().Type(), 0, 0))
+				}
+			}
+		}
+		if f.elem != nil {
+			f.elem.applyIn(fv)
+		}
+	}
+}
+
+// applyIn applies p to the structs v holds or points to.
+func (p *plan) applyIn(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			p.applyIn(v.Elem())
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			p.applyIn(v.Index(i))
+		}
+	case reflect.Map:
+		// A map's values cannot be changed in place: copy, change, store.
+		for it := v.MapRange(); it.Next(); {
+			e := reflect.New(it.Value().Type()).Elem()
+			e.Set(it.Value())
+			p.applyIn(e)
+			v.SetMapIndex(it.Key(), e)
+		}
+	case reflect.Struct:
+		p.apply(v, false)
+	}
+}
