@@ -177,7 +177,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		c := cacher.New(cacher.Config{
 			Store: store, GetAttrs: reg.AttrFunc(), NewFunc: r.New, NewListFunc: r.NewList,
 			WindowSize: o.WatchCacheSize, BookmarkInterval: o.BookmarkInterval, GVK: gvk,
-			KeepWritten: true,
+			KeepWritten: true, Default: s.codecs.Scheme.Default,
 			OnWatchersChanged: func(n int) {
 				s.metrics.RegisteredWatchers.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind).Set(float64(n))
 			},

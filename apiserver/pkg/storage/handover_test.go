@@ -13,6 +13,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/api"
 	"skiff.dev/apiserver/pkg/api/apifuzz"
+	"skiff.dev/apiserver/pkg/apiextensions"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage"
 	"skiff.dev/apiserver/pkg/storage/etcd3"
@@ -60,16 +61,18 @@ func (rt *roundTrip) encodeJSON(t *testing.T, obj runtime.Object) []byte {
 }
 
 // TestAsDecodedIsTheRoundTrip: objects of every built-in kind, filled at
-// random, once AsDecoded has run, encode (JSON and protobuf) as their
-// decoding from storage does: the watch cache may keep such an object in
-// place of its decoding. Some of them differ before it runs, so the
+// random, once AsDecoded and the scheme's defaulting (which decoding
+// applies to the kinds that register any) have run, encode (JSON and
+// protobuf) as their decoding from storage does: the watch cache may keep
+// such an object in place of its decoding. Some of them differ before it runs, so the
 // comparison can fail.
 func TestAsDecodedIsTheRoundTrip(t *testing.T) {
 	const perKind = 60
 	rt := newRoundTrip(t)
 	fuzzers := []*fuzz.Fuzzer{apifuzz.New(7, false), apifuzz.New(8, true)}
 	objects, cleared := 0, 0
-	for _, r := range registry.Resources() {
+	// The server's built-in resources, CustomResourceDefinitions among them.
+	for _, r := range append(registry.Resources(), apiextensions.CRDResource()) {
 		if r.Custom != nil {
 			continue
 		}
@@ -93,7 +96,9 @@ func TestAsDecodedIsTheRoundTrip(t *testing.T) {
 				t.Fatalf("%s: %v", what, err)
 			}
 			before := rt.encodeJSON(t, obj)
+			// As the cacher does (Config.Default is the scheme's).
 			storage.AsDecoded(obj)
+			rt.codecs.Scheme.Default(obj)
 			after, want := rt.encodeJSON(t, obj), rt.encodeJSON(t, decoded)
 			objects++
 			if !bytes.Equal(before, after) {

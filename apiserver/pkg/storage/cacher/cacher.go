@@ -53,10 +53,14 @@ type Config struct {
 	OnWatchersChanged func(n int)
 	// KeepWritten: for a Create whose caller hands its object over
 	// (storage.HandOver), the cache keeps that object, made to look as
-	// its decoding would (storage.AsDecoded), instead of
+	// its decoding would (storage.AsDecoded, then Default), instead of
 	// decoding the bytes the watch brings back. For the built-in types,
 	// stored as protobuf.
 	KeepWritten bool
+	// Default is what decoding from storage does after unmarshalling (the
+	// scheme's defaulting, for the kinds that register any, as
+	// CustomResourceDefinitions do); a kept object gets it too.
+	Default func(runtime.Object)
 	// OnEvent is told of each event received from etcd, and whether it was
 	// made of a kept object (for metrics).
 	OnEvent func(kept bool)
@@ -388,6 +392,9 @@ func (c *Cacher) Create(ctx context.Context, key string, obj runtime.Object) (ru
 		return out, nil
 	}
 	storage.AsDecoded(out)
+	if c.cfg.Default != nil {
+		c.cfg.Default(out)
+	}
 	c.written.put(key, rev, out)
 	return out, nil
 }
