@@ -64,8 +64,8 @@ func (rt *roundTrip) encodeJSON(t *testing.T, obj runtime.Object) []byte {
 // random, once AsDecoded and the scheme's defaulting (which decoding
 // applies to the kinds that register any) have run, encode (JSON and
 // protobuf) as their decoding from storage does: the watch cache may keep
-// such an object in place of its decoding. Some of them differ before it runs, so the
-// comparison can fail.
+// such an object in place of its decoding. Some of them differ before
+// these run, so the comparison can fail.
 func TestAsDecodedIsTheRoundTrip(t *testing.T) {
 	const perKind = 60
 	rt := newRoundTrip(t)
@@ -122,7 +122,7 @@ func TestAsDecodedIsTheRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d objects, %d changed by AsDecoded", objects, cleared)
+	t.Logf("%d objects, %d changed by AsDecoded and defaulting", objects, cleared)
 	if cleared == 0 {
 		t.Error("no object had an empty collection to clear: the comparison tested nothing")
 	}
