@@ -100,8 +100,8 @@ func TestAuthorization(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the node authorizer never saw the pod: %v", err)
 	}
-	statusUpdate := func(cs *kubernetes.Clientset) error {
-		p, err := admin.CoreV1().Pods("default").Get(c, "on-node-1", metav1.GetOptions{})
+	statusUpdate := func(cs *kubernetes.Clientset, pod string) error {
+		p, err := admin.CoreV1().Pods("default").Get(c, pod, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -151,8 +151,8 @@ func TestAuthorization(t *testing.T) {
 			_, err := node2.CoreV1().Secrets("default").Get(c, "used", metav1.GetOptions{})
 			return err
 		}, 403},
-		{"node updates its pod's status", func() error { return statusUpdate(node1) }, 200},
-		{"other node updates the pod's status", func() error { return statusUpdate(node2) }, 403},
+		{"node updates its pod's status", func() error { return statusUpdate(node1, "on-node-1") }, 200},
+		{"other node updates the pod's status", func() error { return statusUpdate(node2, "on-node-1") }, 403},
 		{"node updates its own Node", func() error { return labelNode(node1, "node-1") }, 200},
 		{"node updates another Node", func() error { return labelNode(node1, "node-2") }, 403},
 		{"node takes its own lease", func() error { return lease(node1, "node-1") }, 201},
@@ -200,13 +200,7 @@ func TestAuthorization(t *testing.T) {
 	// creation (the binding above) reaches it then, and a deleted one
 	// leaves it.
 	eventually(t, "node-2 updates the status of the pod bound to it", func() error {
-		p, err := admin.CoreV1().Pods("default").Get(c, "pending", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		p.Status.Phase = corev1.PodRunning
-		_, err = node2.CoreV1().Pods("default").UpdateStatus(c, p, metav1.UpdateOptions{})
-		return err
+		return statusUpdate(node2, "pending")
 	})
 	if err := admin.CoreV1().Pods("default").Delete(c, "on-node-1", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)

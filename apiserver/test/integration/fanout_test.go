@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"fmt"
-	"strings"
 	"sync"
 	"testing"
 
@@ -83,15 +81,5 @@ func TestManyWatchersOneEtcdWatch(t *testing.T) {
 // registeredPodWatchers reads apiserver_registered_watchers for pods.
 func registeredPodWatchers(t *testing.T, metrics string) int {
 	t.Helper()
-	const prefix = `apiserver_registered_watchers{group="",kind="Pod",version="v1"} `
-	for _, line := range strings.Split(metrics, "\n") {
-		if strings.HasPrefix(line, prefix) {
-			var n int
-			if _, err := fmt.Sscan(strings.TrimPrefix(line, prefix), &n); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	return 0
+	return int(metricValue(t, metrics, `apiserver_registered_watchers{group="",kind="Pod",version="v1"}`))
 }

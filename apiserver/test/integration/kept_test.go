@@ -1,15 +1,11 @@
 package integration
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"skiff.dev/apiserver/pkg/testserver"
 )
@@ -56,27 +52,24 @@ func jsonObject(t *testing.T, data []byte) map[string]any {
 func cachedItem(t *testing.T, ts *testserver.TestServer, path, name string) map[string]any {
 	t.Helper()
 	var item map[string]any
-	err := wait.PollUntilContextTimeout(ctx(t), 10*time.Millisecond, 30*time.Second, true, func(_ context.Context) (bool, error) {
+	eventually(t, fmt.Sprintf("%s %s in the cache", path, name), func() error {
 		code, body := raw(t, ts, "GET", path+"?resourceVersion=0", "", nil)
 		if code != 200 {
-			return false, fmt.Errorf("list %s: %d %s", path, code, body)
+			return fmt.Errorf("list %s: %d %s", path, code, body)
 		}
 		var list struct{ Items []json.RawMessage }
 		if err := json.Unmarshal(body, &list); err != nil {
-			return false, err
+			return err
 		}
 		for _, raw := range list.Items {
 			m := jsonObject(t, raw)
 			if md, _ := m["metadata"].(map[string]any); md["name"] == name {
 				item = m
-				return true, nil
+				return nil
 			}
 		}
-		return false, nil
+		return fmt.Errorf("not listed yet")
 	})
-	if err != nil {
-		t.Fatalf("%s %s in the cache: %v", path, name, err)
-	}
 	return item
 }
 

@@ -67,10 +67,3 @@ func (w *written) reset(rev int64) {
 	w.objs = nil
 	w.seen = rev
 }
-
-// size is the number of objects waiting for their event.
-func (w *written) size() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.objs)
-}

@@ -8,6 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// size is the number of objects waiting for their event.
+func (w *written) size() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.objs)
+}
+
 func obj(name string) runtime.Object { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}} }
 
 // TestWritten: an object kept for its creation is taken by that event
