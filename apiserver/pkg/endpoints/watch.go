@@ -103,6 +103,11 @@ func (h *Handler) watch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 					rv = m.GetObjectMeta().GetResourceVersion()
 				}
 				obj = &metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"}, ListMeta: metav1.ListMeta{ResourceVersion: rv}}
+			} else if t.view == viewPartialMetadata && ev.Type == watch.Bookmark {
+				// A metadata client decodes only PartialObjectMetadata: a
+				// bookmark's empty object of the resource's kind would end
+				// its watch with a decoding error.
+				obj = partialMetadata(obj)
 			}
 			var frame []byte
 			if t.view == viewObject && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {

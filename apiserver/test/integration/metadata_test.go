@@ -3,12 +3,15 @@ package integration
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
+
+	"skiff.dev/apiserver/pkg/server"
 )
 
 // The metadata client (what the garbage collector's and namespace
@@ -49,5 +52,35 @@ func TestMetadataClientListsGetsAndWatches(t *testing.T) {
 	list, err = cms.List(ctx, metav1.ListOptions{LabelSelector: "a=b"})
 	if err != nil || len(list.Items) != 1 || list.Items[0].Name != "owned" {
 		t.Fatalf("list = %+v, %v", list, err)
+	}
+}
+
+// A metadata watch's bookmarks are PartialObjectMetadata too: the metadata
+// client decodes nothing else, and a bookmark of the resource's own kind
+// ended the garbage collector's watches with a decoding error every time
+// one was sent.
+func TestMetadataWatchBookmarks(t *testing.T) {
+	ts := start(t, func(o *server.Options) { o.BookmarkInterval = 200 * time.Millisecond })
+	md, err := metadata.NewForConfig(ts.AdminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := md.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+	list, err := cms.List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cms.Watch(context.Background(), metav1.ListOptions{ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ev := next(t, w)
+	pom, ok := ev.Object.(*metav1.PartialObjectMetadata)
+	if ev.Type != watch.Bookmark || !ok {
+		t.Fatalf("watch event = %s %#v, want a BOOKMARK of PartialObjectMetadata", ev.Type, ev.Object)
+	}
+	if pom.ResourceVersion == "" {
+		t.Errorf("bookmark = %#v, want a resourceVersion", pom)
 	}
 }
