@@ -268,19 +268,13 @@ func (k *Kubelet) remove(obj any) {
 // period: their pods are already gone from the API.
 func (k *Kubelet) cleanupOrphans(ctx context.Context, store cache.Store) error {
 	logger := klog.FromContext(ctx)
-	current := map[types.UID]bool{}
-	for _, obj := range store.List() {
-		if p, ok := obj.(*corev1.Pod); ok {
-			current[p.UID] = true
-		}
-	}
-	orphans := map[types.UID]*corev1.Pod{}
+	found := map[types.UID]*corev1.Pod{}
 	add := func(uid types.UID, name, namespace string) {
-		if uid == "" || current[uid] {
+		if uid == "" {
 			return
 		}
-		if _, ok := orphans[uid]; !ok {
-			orphans[uid] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, Name: name, Namespace: namespace}}
+		if _, ok := found[uid]; !ok {
+			found[uid] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, Name: name, Namespace: namespace}}
 		}
 	}
 	containers, err := k.o.Runtime.ListContainers(ctx, "")
@@ -315,6 +309,11 @@ func (k *Kubelet) cleanupOrphans(ctx context.Context, store cache.Store) error {
 			add(types.UID(e.Name()), "", "")
 		}
 	}
+	// Which pods are current is read after the listing: pods keep arriving
+	// while it runs, and their workers create sandboxes and containers at
+	// once. A pod that arrived after a snapshot taken first, and whose
+	// sandbox the listing then saw, would be torn down under its worker.
+	orphans := k.withoutCurrent(found, store)
 	var errs []error
 	for uid, p := range orphans {
 		logger.Info("Tearing down a pod that is gone", "pod", klog.KObj(p), "podUID", uid)
@@ -325,6 +324,23 @@ func (k *Kubelet) cleanupOrphans(ctx context.Context, store cache.Store) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// withoutCurrent drops from found the pods that are bound here or have a
+// worker (a worker outlives its pod's removal from the store until its
+// teardown is done).
+func (k *Kubelet) withoutCurrent(found map[types.UID]*corev1.Pod, store cache.Store) map[types.UID]*corev1.Pod {
+	for _, obj := range store.List() {
+		if p, ok := obj.(*corev1.Pod); ok {
+			delete(found, p.UID)
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for uid := range k.workers {
+		delete(found, uid)
+	}
+	return found
 }
 
 // statusWriter writes through the API.

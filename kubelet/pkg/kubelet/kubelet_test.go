@@ -63,6 +63,8 @@ func (f *fakeRuntime) ListContainers(context.Context, types.UID) ([]pod.Containe
 type fakeNetwork struct {
 	sandboxes []types.UID
 	torn      []types.UID
+	// listed runs when the sandboxes are listed: a pod arriving meanwhile.
+	listed func()
 }
 
 func (n *fakeNetwork) SetUp(context.Context, pod.PodNetwork) (pod.Sandbox, error) {
@@ -72,7 +74,12 @@ func (n *fakeNetwork) TearDown(_ context.Context, pn pod.PodNetwork) error {
 	n.torn = append(n.torn, pn.UID)
 	return nil
 }
-func (n *fakeNetwork) Sandboxes() ([]types.UID, error) { return n.sandboxes, nil }
+func (n *fakeNetwork) Sandboxes() ([]types.UID, error) {
+	if n.listed != nil {
+		n.listed()
+	}
+	return n.sandboxes, nil
+}
 
 type noMounts struct{}
 
@@ -127,6 +134,30 @@ func TestCleanupOrphans(t *testing.T) {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s of a current pod removed", d)
 		}
+	}
+}
+
+// A pod that arrives while the orphans are listed, and whose worker has
+// already set up its sandbox, is not an orphan; neither is a pod gone from
+// the store whose worker is still tearing it down. The first was torn down
+// under its worker once: its container could never start, for its network
+// namespace was gone.
+func TestCleanupOrphansSparesPodsThatArriveMeanwhile(t *testing.T) {
+	nw := &fakeNetwork{sandboxes: []types.UID{"arrived", "leaving", "gone"}}
+	rt := &fakeRuntime{}
+	lc := &pod.Lifecycle{Hooks: []pod.Hook{&pod.NetworkHook{Network: nw}}}
+	k := New(Options{NodeName: "n", Runtime: rt, Network: nw, Lifecycle: lc})
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	nw.listed = func() {
+		_ = store.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "arrived", Namespace: "ns", UID: "arrived"}})
+	}
+	leaving := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "leaving", Namespace: "ns", UID: "leaving"}}
+	k.workers[leaving.UID] = pod.NewWorker(k.cfg, leaving)
+	if err := k.cleanupOrphans(context.Background(), store); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(nw.torn, []types.UID{"gone"}) {
+		t.Errorf("torn down = %v, want only gone", nw.torn)
 	}
 }
 
