@@ -101,7 +101,7 @@ func TestSeed003ReplicaSetServes(t *testing.T) {
 			pods = pods[:0]
 			var states []string
 			for _, p := range l.Items {
-				states = append(states, fmt.Sprintf("%s %s %s %q", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.PodIP))
+				states = append(states, fmt.Sprintf("%s %s %s %q %+v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.PodIP, p.Status.ContainerStatuses))
 				if p.DeletionTimestamp == nil && p.Name != exclude && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
 					pods = append(pods, p)
 				}
