@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -88,12 +89,26 @@ func (b *bench) chainPhase(ctx context.Context) error {
 		})
 	}
 	median := medianOf(costs)
+	setting, met := fmt.Sprintf("%d rounds, %s", len(costs), spread(costs)), metStr(median < 10)
+	if lo, hi, coverage, ok := medianInterval(costs, 0.95); ok {
+		// The verdict rests on the interval: single rounds on this shared
+		// machine vary by more than the target.
+		setting += fmt.Sprintf("; %.1f%% confidence interval of the median %.1f%% to %.1f%%", 100*coverage, lo, hi)
+		switch {
+		case hi < 10:
+			met = "met"
+		case lo >= 10:
+			met = "**not met**"
+		default:
+			met = "**not shown** (the interval spans 10%)"
+		}
+	}
 	b.add(row{
 		benchmark: "Cost of authorization and admission, median",
-		setting:   fmt.Sprintf("%d rounds, %s", len(costs), spread(costs)),
+		setting:   setting,
 		result:    fmt.Sprintf("**%.1f%% slower**", median),
 		target:    "< 10% slower",
-		met:       metStr(median < 10),
+		met:       met,
 	})
 	b.add(row{
 		benchmark: "Of it: the larger pod the chain stores, median",
@@ -242,6 +257,42 @@ type chainConfig struct {
 // spread is the range of the costs v, for a table's setting column.
 func spread(v []float64) string {
 	return fmt.Sprintf("range %.1f%% to %.1f%%", slices.Min(v), slices.Max(v))
+}
+
+// medianInterval is a distribution-free confidence interval for the median
+// of the population v was drawn from: the k-th smallest and the k-th
+// largest of v, with k the largest rank for which a median outside them has
+// a probability of at most 1-level (the number of values below the median
+// is Binomial(n, 1/2)). It returns the coverage the pair reaches; ok is
+// false when v is too short for any pair to reach level (fewer than six
+// values for 95%).
+func medianInterval(v []float64, level float64) (lo, hi, coverage float64, ok bool) {
+	n := len(v)
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	// below[j] = P(X <= j) for X ~ Binomial(n, 1/2).
+	below := make([]float64, n+1)
+	p := math.Pow(0.5, float64(n))
+	cum := 0.0
+	for j := 0; j <= n; j++ {
+		if j > 0 {
+			p = p * float64(n-j+1) / float64(j)
+		}
+		cum += p
+		below[j] = cum
+	}
+	k := 0
+	for r := 1; r <= n/2; r++ {
+		// The median lies between the r-th smallest and the r-th largest
+		// unless at most r-1 values fall below it or at most r-1 above.
+		if c := 1 - 2*below[r-1]; c >= level {
+			k, coverage = r, c
+		}
+	}
+	if k == 0 {
+		return 0, 0, 0, false
+	}
+	return s[k-1], s[n-k], coverage, true
 }
 
 func medianOf(v []float64) float64 {

@@ -37,7 +37,10 @@
 //     RBAC-authorized user in turns; creates/s of each, each server
 //     process's CPU time and allocations per create, the cost and its split
 //     into the larger pod and the chain's own code, median over
-//     -chain-rounds rounds. With -chain-padded, a fourth server without
+//     -chain-rounds rounds. The target's verdict rests on a 95% confidence
+//     interval of the median cost (distribution-free, from the rounds'
+//     order statistics; six rounds or more): met when it lies below 10%,
+//     not shown when it spans 10%. With -chain-padded, a fourth server without
 //     the chain is sent the bench pod padded with an annotation to the
 //     admitted pod's size: what the larger pod's bytes alone cost.
 //   - chainfloor: the floor of the chain's cost. Two floor servers that

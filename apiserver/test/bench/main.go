@@ -60,7 +60,7 @@ func parseFlags(args []string) (*options, error) {
 	rates := fs.String("watch-rates", "100,0", "Update rates (writes/s) of the watch runs, comma-separated; 0 means one writer sending back-to-back.")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole process (server and clients, labelled side=server|client) to this file; the chain phase's servers, each a process of its own, write theirs to <file>.<arm>.round<N>.")
 	fs.StringVar(&o.memProfile, "memprofile", "", "Write the allocation profile of the whole process (pprof allocs, all phases) to this file at the end; the chain phase's servers write theirs to <file>.<arm>.round<N>.")
-	fs.IntVar(&o.chainRounds, "chain-rounds", 3, "Rounds of the chain phase, each with three fresh servers (chain on, chain off, chain off sent the admitted pod) taking -creates pods each in turns; the cost reported is their median.")
+	fs.IntVar(&o.chainRounds, "chain-rounds", 3, "Rounds of the chain phase, each with three fresh servers (chain on, chain off, chain off sent the admitted pod) taking -creates pods each in turns; the cost reported is their median, with a 95% confidence interval from six rounds on.")
 	fs.IntVar(&o.chainRounds, "chain-pairs", 3, "The same as -chain-rounds (its name before session 6).")
 	fs.IntVar(&o.chainSlice, "chain-slice", 1000, "Creates per turn of a server in the chain phase.")
 	fs.BoolVar(&o.chainPadded, "chain-padded", false, "Add a fourth server to the chain phase, without the chain, sent the bench pod padded with an annotation to the admitted pod's size: what the larger pod's bytes alone cost.")
