@@ -316,6 +316,12 @@ func (n *Network) TearDown(ctx context.Context, pn pod.PodNetwork) error {
 	return errors.Join(errs...)
 }
 
+// Lost implements pod.SandboxChecker: the sandbox's path is no network
+// namespace any more.
+func (n *Network) Lost(sb pod.Sandbox) bool {
+	return sb.NetNSPath != "" && !isNetNS(sb.NetNSPath)
+}
+
 // Sandboxes lists the pod UIDs that have a namespace here.
 func (n *Network) Sandboxes() ([]types.UID, error) {
 	entries, err := os.ReadDir(n.opts.NetNSDir)

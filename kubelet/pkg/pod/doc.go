@@ -31,6 +31,18 @@
 // within the grace period, tears everything down and deletes the pod
 // object with grace period 0.
 //
+// The network hook checks on every sync that the pod's network namespace
+// is still there (SandboxChecker). When it is gone (`ip netns delete`, or
+// a clean-up that raced the pod), the hook tears down what is left (the
+// address goes back to the pool) and sets up a new sandbox, and the worker
+// stops the running containers, which are cut off in the old namespace,
+// within the pod's grace period. They then restart as the restart policy
+// says, in the new namespace and with the new address, as upstream's
+// kubelet re-creates a changed sandbox. A pod whose policy is Never gets no
+// new sandbox once a container has run: it ends. Unlike upstream, init
+// containers that completed are not run again, and under OnFailure a
+// container that exits 0 when stopped is not restarted.
+//
 // A container's securityContext, merged with the pod's (SecurityFor),
 // reaches the runtime as a Security value in its ContainerSpec; the pod's
 // image pull secrets are read by the ImagesHook and passed to PullImage

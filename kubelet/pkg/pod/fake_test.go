@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -201,6 +202,25 @@ func (n *fakeNetwork) TearDown(_ context.Context, pn PodNetwork) error {
 	}
 	delete(n.sandbox, string(pn.UID))
 	return nil
+}
+
+// Lost implements SandboxChecker: a sandbox is lost once lose removed it.
+func (n *fakeNetwork) Lost(sb Sandbox) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, have := range n.sandbox {
+		if have.NetNSPath == sb.NetNSPath && reflect.DeepEqual(have.IPs, sb.IPs) {
+			return false
+		}
+	}
+	return true
+}
+
+// lose removes a pod's namespace behind the kubelet's back.
+func (n *fakeNetwork) lose(uid string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.sandbox, uid)
 }
 
 // fakeObjects serves config maps and secrets from maps.

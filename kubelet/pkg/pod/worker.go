@@ -2,6 +2,7 @@ package pod
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,7 +216,11 @@ func (w *Worker) Sync(ctx context.Context) bool {
 	}
 	if s.Prepared {
 		s.Changed = false
-		if err := w.cfg.Lifecycle.Run(ctx, s); err != nil {
+		if err := w.cfg.Lifecycle.Run(ctx, s); errors.Is(err, ErrSandboxLost) {
+			logger.Info("Pod sandbox changed, it will be killed and re-created", "err", err)
+			w.stopRunning(ctx)
+			s.Changed = true
+		} else if err != nil {
 			logger.Error(err, "Syncing the pod")
 		}
 		if s.Changed {
@@ -301,6 +306,28 @@ func (w *Worker) finish(ctx context.Context) {
 		return
 	}
 	w.setTerminal()
+}
+
+// stopRunning stops the pod's running containers within its grace period,
+// in parallel, and keeps them: their exits decide the restarts, and their
+// states are the next ones' last states.
+func (w *Worker) stopRunning(ctx context.Context) {
+	s := w.state
+	grace := GracePeriod(s.Pod)
+	var wg sync.WaitGroup
+	for _, c := range s.Containers {
+		if c.State != StateRunning {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.cfg.Runtime.StopContainer(ctx, c.ID, grace); err != nil {
+				klog.FromContext(ctx).Error(err, "Stopping a container cut off from the network", "container", c.Name())
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func (w *Worker) setTerminal() {

@@ -191,6 +191,59 @@ func TestWorkerRestartPolicyNever(t *testing.T) {
 	}
 }
 
+// A pod whose network namespace goes away under it gets a new sandbox: its
+// cut-off container is stopped within the grace period and started again
+// with the new address, as upstream's kubelet re-creates a changed sandbox.
+func TestWorkerRecreatesLostSandbox(t *testing.T) {
+	h := newHarness(testPod(corev1.RestartPolicyAlways, "busybox"))
+	h.sync(t)
+	if ip := h.status.last().PodIP; ip != "10.0.0.1" {
+		t.Fatalf("pod IP = %q", ip)
+	}
+	h.net.lose("u1")
+	h.sync(t)
+	if got := h.rt.callsWith("stop"); !reflect.DeepEqual(got, []string{"stop c 7s"}) {
+		t.Fatalf("stops = %v, want the container stopped within its grace period", got)
+	}
+	h.sync(t)
+	if got := h.rt.callsWith("create"); len(got) != 2 || got[1] != "create c 1 env=IP=10.0.0.2" {
+		t.Fatalf("creates = %v, want attempt 1 with the new address", got)
+	}
+	st := h.status.last()
+	if st.PodIP != "10.0.0.2" || st.Phase != corev1.PodRunning || st.ContainerStatuses[0].RestartCount != 1 {
+		t.Errorf("status = %+v", st)
+	}
+	if len(h.net.sandbox) != 1 {
+		t.Errorf("sandboxes = %v, want the new one only", h.net.sandbox)
+	}
+	// Nothing is lost any more: the next sync changes nothing.
+	n := len(h.rt.calls)
+	h.sync(t)
+	if len(h.rt.calls) != n {
+		t.Errorf("calls after the recovery: %v", h.rt.calls[n:])
+	}
+}
+
+// A pod that never restarts gets no new sandbox once its container ran: it
+// is stopped and the pod ends, as upstream's.
+func TestWorkerLostSandboxRestartPolicyNever(t *testing.T) {
+	h := newHarness(testPod(corev1.RestartPolicyNever, "busybox"))
+	h.sync(t)
+	h.net.lose("u1")
+	h.sync(t)
+	h.sync(t)
+	st := h.status.last()
+	if st.Phase != corev1.PodFailed || st.ContainerStatuses[0].State.Terminated == nil || st.ContainerStatuses[0].State.Terminated.ExitCode != 137 {
+		t.Fatalf("status = %+v", st)
+	}
+	if got := h.rt.callsWith("start"); len(got) != 1 {
+		t.Errorf("starts = %v, want none after the loss", got)
+	}
+	if got := strings.Count(strings.Join(*h.net.log, ","), "network up"); got != 1 {
+		t.Errorf("network set up %d times, want once: %v", got, *h.net.log)
+	}
+}
+
 func TestWorkerImagePullBackOff(t *testing.T) {
 	h := newHarness(testPod(corev1.RestartPolicyAlways, "127.0.0.1:5000/missing:v1"))
 	reason := func() string {
