@@ -20,6 +20,7 @@ import (
 
 	"github.com/containerd/containerd/api/services/tasks/v1"
 	"github.com/containerd/containerd/namespaces"
+	"golang.org/x/sys/unix"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -441,16 +442,6 @@ func TestKubelet(t *testing.T) {
 	})
 
 	t.Run("projected service account token", func(t *testing.T) {
-		sar, err := e.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: "system:node:" + nodeName, Groups: []string{"system:nodes", "system:authenticated"},
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: "default"},
-		}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("SubjectAccessReview: %v", err)
-		}
-		if !sar.Status.Allowed {
-			t.Skip("the API server does not let nodes create serviceaccounts/token (upstream's NodeRules do), so projected token volumes cannot be set up with the node's credentials")
-		}
 		if _, err := e.client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
@@ -471,6 +462,19 @@ func TestKubelet(t *testing.T) {
 					{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}},
 				}}}}},
 			},
+		})
+		// The Node authorizer lets the node ask for this token because a
+		// pod bound to it uses the service account (once its graph has the
+		// pod, from the API server's watch).
+		poll(t, 10*time.Second, "the node to be allowed its pod's token", func() (bool, string) {
+			sar, err := e.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: "system:node:" + nodeName, Groups: []string{"system:nodes", "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: "default"},
+			}}, metav1.CreateOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return sar.Status.Allowed, fmt.Sprintf("%+v", sar.Status)
 		})
 		poll(t, 60*time.Second, "pod token to be Ready", func() (bool, string) {
 			got := e.getPod(t, "token")
@@ -526,6 +530,69 @@ func TestKubelet(t *testing.T) {
 			}
 			return seen["ImagePullBackOff"] && p.Status.Phase == corev1.PodPending, fmt.Sprintf("phase %s seen %v", p.Status.Phase, seen)
 		})
+	})
+
+	t.Run("a lost network namespace is re-created", func(t *testing.T) {
+		p := e.createPod(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "netlost"},
+			Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Containers: []corev1.Container{{Name: "c", Image: "busybox",
+					Command: []string{"sh", "-c", "mkdir -p /www && echo netlost > /www/index.html && exec httpd -f -p 80 -h /www"}}},
+			},
+		})
+		serves := func(ip string) {
+			t.Helper()
+			poll(t, 20*time.Second, "httpd at "+ip, func() (bool, string) {
+				body, err := httpGet("http://" + ip + "/")
+				if err != nil {
+					return false, err.Error()
+				}
+				return body == "netlost\n", body
+			})
+		}
+		var oldIP string
+		poll(t, 60*time.Second, "pod netlost to run", func() (bool, string) {
+			got := e.getPod(t, "netlost")
+			oldIP = got.Status.PodIP
+			return got.Status.Phase == corev1.PodRunning && oldIP != "" && condition(got, corev1.PodReady) == corev1.ConditionTrue,
+				fmt.Sprintf("phase %s ip %q %+v", got.Status.Phase, oldIP, got.Status.ContainerStatuses)
+		})
+		serves(oldIP)
+		// What `ip netns delete` does: the namespace's mount and file go;
+		// the container keeps the namespace alive, cut off from the node.
+		netns := filepath.Join(e.netnsDir, "skiff-"+string(p.UID))
+		if err := unix.Unmount(netns, unix.MNT_DETACH); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(netns); err != nil {
+			t.Fatal(err)
+		}
+		var got *corev1.Pod
+		poll(t, 60*time.Second, "pod netlost to run again in a new sandbox", func() (bool, string) {
+			got = e.getPod(t, "netlost")
+			cs := got.Status.ContainerStatuses
+			return got.Status.Phase == corev1.PodRunning && got.Status.PodIP != "" && got.Status.PodIP != oldIP &&
+					len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil,
+				fmt.Sprintf("phase %s ip %q %+v", got.Status.Phase, got.Status.PodIP, cs)
+		})
+		if last := got.Status.ContainerStatuses[0].LastTerminationState.Terminated; last == nil {
+			t.Errorf("last state = %+v, want the stopped container's", got.Status.ContainerStatuses[0].LastTerminationState)
+		}
+		serves(got.Status.PodIP)
+		// The old address went back to the pool.
+		if _, err := os.Stat(filepath.Join(e.rootDir, "cni", "networks", "skiff", oldIP)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("IPAM lease of the old address %s left (stat: %v)", oldIP, err)
+		}
+		ids := e.podContainers(t, p.UID)
+		if err := e.client.CoreV1().Pods("default").Delete(ctx, "netlost", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, 60*time.Second, "pod netlost to be gone", func() (bool, string) {
+			_, err := e.client.CoreV1().Pods("default").Get(ctx, "netlost", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+		e.assertNothingLeft(t, p.UID, got.Status.PodIP, ids)
 	})
 
 	t.Run("restarted kubelet adopts running containers and removes orphans", func(t *testing.T) {
