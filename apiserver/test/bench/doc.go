@@ -40,7 +40,8 @@
 //     -chain-rounds rounds. The target's verdict rests on a 95% confidence
 //     interval of the median cost (distribution-free, from the rounds'
 //     order statistics; six rounds or more): met when it lies below 10%,
-//     not shown when it spans 10%. With -chain-padded, a fourth server without
+//     not met when it lies at or above, not shown when it spans 10%. With
+//     -chain-padded, a fourth server without
 //     the chain is sent the bench pod padded with an annotation to the
 //     admitted pod's size: what the larger pod's bytes alone cost.
 //   - chainfloor: the floor of the chain's cost. Two floor servers that
