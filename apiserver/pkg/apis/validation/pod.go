@@ -516,7 +516,7 @@ func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) f
 
 // Containers.
 
-func validateContainers(containers []corev1.Container, volumes map[string]corev1.VolumeSource, podClaimNames sets.Set[string], gracePeriod *int64, fldPath *field.Path, opts podValidationOptions, podRestartPolicy corev1.RestartPolicy, hostUsers bool) field.ErrorList {
+func validateContainers(containers []corev1.Container, volumes map[string]*corev1.VolumeSource, podClaimNames sets.Set[string], gracePeriod *int64, fldPath *field.Path, opts podValidationOptions, podRestartPolicy corev1.RestartPolicy, hostUsers bool) field.ErrorList {
 	if len(containers) == 0 {
 		return field.ErrorList{field.Required(fldPath, "")}
 	}
@@ -545,7 +545,7 @@ func validateContainers(containers []corev1.Container, volumes map[string]corev1
 	return allErrs
 }
 
-func validateInitContainers(containers, regularContainers []corev1.Container, volumes map[string]corev1.VolumeSource, podClaimNames sets.Set[string], gracePeriod *int64, fldPath *field.Path, opts podValidationOptions, podRestartPolicy corev1.RestartPolicy, hostUsers bool) field.ErrorList {
+func validateInitContainers(containers, regularContainers []corev1.Container, volumes map[string]*corev1.VolumeSource, podClaimNames sets.Set[string], gracePeriod *int64, fldPath *field.Path, opts podValidationOptions, podRestartPolicy corev1.RestartPolicy, hostUsers bool) field.ErrorList {
 	var allErrs field.ErrorList
 	allNames := sets.New[string]()
 	for _, c := range regularContainers {
@@ -617,7 +617,7 @@ var allowedEphemeralContainerFields = map[string]bool{
 	"TTY":                      true,
 }
 
-func validateEphemeralContainers(ephemeral []corev1.EphemeralContainer, containers, initContainers []corev1.Container, volumes map[string]corev1.VolumeSource, podClaimNames sets.Set[string], fldPath *field.Path, opts podValidationOptions, podRestartPolicy corev1.RestartPolicy, hostUsers bool) field.ErrorList {
+func validateEphemeralContainers(ephemeral []corev1.EphemeralContainer, containers, initContainers []corev1.Container, volumes map[string]*corev1.VolumeSource, podClaimNames sets.Set[string], fldPath *field.Path, opts podValidationOptions, podRestartPolicy corev1.RestartPolicy, hostUsers bool) field.ErrorList {
 	if len(ephemeral) == 0 {
 		return nil
 	}
@@ -676,7 +676,7 @@ func validateFieldAllowList(value interface{}, allowedFields map[string]bool, er
 	return allErrs
 }
 
-func validateContainerCommon(ctr *corev1.Container, volumes map[string]corev1.VolumeSource, podClaimNames sets.Set[string], path *field.Path, opts podValidationOptions, podRestartPolicy corev1.RestartPolicy, hostUsers bool) field.ErrorList {
+func validateContainerCommon(ctr *corev1.Container, volumes map[string]*corev1.VolumeSource, podClaimNames sets.Set[string], path *field.Path, opts podValidationOptions, podRestartPolicy corev1.RestartPolicy, hostUsers bool) field.ErrorList {
 	var allErrs field.ErrorList
 	namePath := path.Child("name")
 	if len(ctr.Name) == 0 {

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // Quick checks. Each tells, without building a field path or an error,
@@ -144,12 +143,12 @@ func projectedOK(p *corev1.ProjectedVolumeSource, opts podValidationOptions) boo
 
 // volumeOK: validateVolumes finds nothing wrong with vol, a projected
 // volume (other kinds are left to the validator) whose name is not among
-// names.
-func volumeOK(vol *corev1.Volume, names sets.Set[string], opts podValidationOptions) bool {
+// the valid volumes before it (vols).
+func volumeOK(vol *corev1.Volume, vols map[string]*corev1.VolumeSource, opts podValidationOptions) bool {
 	if !quickChecks || vol.Projected == nil || vol.Name == "" || !isDNS1123Label(vol.Name) {
 		return false
 	}
-	if names.Has(vol.Name) {
+	if _, dup := vols[vol.Name]; dup {
 		return false
 	}
 	n := 0
@@ -165,7 +164,7 @@ func volumeOK(vol *corev1.Volume, names sets.Set[string], opts podValidationOpti
 // which mount volumes by name at distinct paths, without sub-paths,
 // propagation or recursive read-only settings (those are left to the
 // validator).
-func volumeMountsOK(mounts []corev1.VolumeMount, volDevices map[string]string, volumes map[string]corev1.VolumeSource) bool {
+func volumeMountsOK(mounts []corev1.VolumeMount, volDevices map[string]string, volumes map[string]*corev1.VolumeSource) bool {
 	if !quickChecks || len(mounts) > 16 {
 		return false
 	}

@@ -180,9 +180,9 @@ func TestQuickChecksAgreeWithValidators(t *testing.T) {
 			t.Errorf("volume %s: the quick check does not accept it", p.Spec.Volumes[i].Name)
 		}
 	}
-	vols := map[string]corev1.VolumeSource{}
-	for _, v := range p.Spec.Volumes {
-		vols[v.Name] = v.VolumeSource
+	vols := map[string]*corev1.VolumeSource{}
+	for i := range p.Spec.Volumes {
+		vols[p.Spec.Volumes[i].Name] = &p.Spec.Volumes[i].VolumeSource
 	}
 	if !volumeMountsOK(p.Spec.Containers[0].VolumeMounts, nil, vols) {
 		t.Error("the quick check does not accept the mounts")

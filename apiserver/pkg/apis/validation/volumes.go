@@ -25,9 +25,8 @@ var (
 
 // validateVolumes validates the pod's volumes and returns the valid ones by
 // name, for the volume mount checks.
-func validateVolumes(volumes []corev1.Volume, podMeta *metav1.ObjectMeta, fldPath *field.Path, opts podValidationOptions) (map[string]corev1.VolumeSource, field.ErrorList) {
+func validateVolumes(volumes []corev1.Volume, podMeta *metav1.ObjectMeta, fldPath *field.Path, opts podValidationOptions) (map[string]*corev1.VolumeSource, field.ErrorList) {
 	var allErrs field.ErrorList
-	allNames := sets.New[string]()
 	createdPVCs := sets.New[string]()
 	if podMeta != nil && podMeta.Name != "" {
 		for _, vol := range volumes {
@@ -36,12 +35,13 @@ func validateVolumes(volumes []corev1.Volume, podMeta *metav1.ObjectMeta, fldPat
 			}
 		}
 	}
-	vols := make(map[string]corev1.VolumeSource)
+	// The valid volumes by name, pointing into volumes: a map of the
+	// sources themselves (some 30 pointers each) would allocate kilobytes.
+	vols := make(map[string]*corev1.VolumeSource, len(volumes))
 	for i := range volumes {
 		vol := &volumes[i]
-		if volumeOK(vol, allNames, opts) {
-			allNames.Insert(vol.Name)
-			vols[vol.Name] = vol.VolumeSource
+		if volumeOK(vol, vols, opts) {
+			vols[vol.Name] = &vol.VolumeSource
 			continue
 		}
 		idxPath := fldPath.Index(i)
@@ -52,12 +52,11 @@ func validateVolumes(volumes []corev1.Volume, podMeta *metav1.ObjectMeta, fldPat
 		} else {
 			el = append(el, validateDNS1123Label(vol.Name, namePath)...)
 		}
-		if allNames.Has(vol.Name) {
+		if _, dup := vols[vol.Name]; dup {
 			el = append(el, field.Duplicate(namePath, vol.Name))
 		}
 		if len(el) == 0 {
-			allNames.Insert(vol.Name)
-			vols[vol.Name] = vol.VolumeSource
+			vols[vol.Name] = &vol.VolumeSource
 		} else {
 			allErrs = append(allErrs, el...)
 		}
@@ -739,7 +738,7 @@ var supportedMountPropagations = sets.New(
 	corev1.MountPropagationHostToContainer,
 	corev1.MountPropagationNone)
 
-func validateVolumeMounts(mounts []corev1.VolumeMount, volDevices map[string]string, volumes map[string]corev1.VolumeSource, container *corev1.Container, fldPath *field.Path) field.ErrorList {
+func validateVolumeMounts(mounts []corev1.VolumeMount, volDevices map[string]string, volumes map[string]*corev1.VolumeSource, container *corev1.Container, fldPath *field.Path) field.ErrorList {
 	if volumeMountsOK(mounts, volDevices, volumes) {
 		return nil
 	}
@@ -823,7 +822,7 @@ func validateMountRecursiveReadOnly(mnt corev1.VolumeMount, fldPath *field.Path)
 	return allErrs
 }
 
-func validateVolumeDevices(devices []corev1.VolumeDevice, volMounts map[string]string, volumes map[string]corev1.VolumeSource, fldPath *field.Path) field.ErrorList {
+func validateVolumeDevices(devices []corev1.VolumeDevice, volMounts map[string]string, volumes map[string]*corev1.VolumeSource, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	devicePaths := sets.New[string]()
 	deviceNames := sets.New[string]()
