@@ -199,8 +199,13 @@ func (b *bench) chainRound(ctx context.Context, configs []chainConfig, round int
 			if err != nil {
 				return r, err
 			}
-			use[i] = use[i].add(after.sub(before))
+			slice := after.sub(before)
+			use[i] = use[i].add(slice)
 			created[i] += r.n
+			if b.o.chainTrace {
+				progress("round %d, %s, slice %s: %d creates, %.0f creates/s; the server used %v of CPU and collected garbage %.0f times",
+					round, s.c.label, prefix, r.n, r.rate(), slice.cpu, slice.gcs)
+			}
 			return r, nil
 		}
 	}

@@ -211,19 +211,21 @@ func processCPU(pid int) (time.Duration, error) {
 type serverUse struct {
 	cpu            time.Duration
 	bytes, objects float64
+	// gcs counts garbage collection cycles (-chain-trace shows them).
+	gcs float64
 }
 
 func (u serverUse) sub(v serverUse) serverUse {
-	return serverUse{u.cpu - v.cpu, u.bytes - v.bytes, u.objects - v.objects}
+	return serverUse{u.cpu - v.cpu, u.bytes - v.bytes, u.objects - v.objects, u.gcs - v.gcs}
 }
 
 func (u serverUse) add(v serverUse) serverUse {
-	return serverUse{u.cpu + v.cpu, u.bytes + v.bytes, u.objects + v.objects}
+	return serverUse{u.cpu + v.cpu, u.bytes + v.bytes, u.objects + v.objects, u.gcs + v.gcs}
 }
 
 // per is u divided among n creates.
 func (u serverUse) per(n int) serverUse {
-	return serverUse{u.cpu / time.Duration(n), u.bytes / float64(n), u.objects / float64(n)}
+	return serverUse{u.cpu / time.Duration(n), u.bytes / float64(n), u.objects / float64(n), u.gcs / float64(n)}
 }
 
 func (u serverUse) String() string {
@@ -247,7 +249,7 @@ func (s *chainServer) use(ctx context.Context, before bool) (serverUse, error) {
 	if err != nil {
 		return serverUse{}, fmt.Errorf("reading /metrics: %w", err)
 	}
-	for want, v := range map[string]*float64{"go_memstats_alloc_bytes_total": &u.bytes, "go_memstats_mallocs_total": &u.objects} {
+	for want, v := range map[string]*float64{"go_memstats_alloc_bytes_total": &u.bytes, "go_memstats_mallocs_total": &u.objects, "go_gc_duration_seconds_count": &u.gcs} {
 		found := false
 		for line := range strings.Lines(string(data)) {
 			name, value, ok := strings.Cut(strings.TrimSpace(line), " ")

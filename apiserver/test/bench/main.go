@@ -39,6 +39,7 @@ type options struct {
 	chainRounds int
 	chainSlice  int
 	chainPadded bool
+	chainTrace  bool
 }
 
 var allPhases = []string{"create", "etcd", "floor", "list", "watch", "chain", "chainfloor"}
@@ -63,6 +64,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.chainRounds, "chain-rounds", 3, "Rounds of the chain phase, each with three fresh servers (chain on, chain off, chain off sent the admitted pod) taking -creates pods each in turns; the cost reported is their median, with a 95% confidence interval from six rounds on.")
 	fs.IntVar(&o.chainRounds, "chain-pairs", 3, "The same as -chain-rounds (its name before session 6).")
 	fs.IntVar(&o.chainSlice, "chain-slice", 1000, "Creates per turn of a server in the chain phase.")
+	fs.BoolVar(&o.chainTrace, "chain-trace", false, "Log every slice of the chain phase: its creates/s, the server's CPU time and how many times it collected garbage.")
 	fs.BoolVar(&o.chainPadded, "chain-padded", false, "Add a fourth server to the chain phase, without the chain, sent the bench pod padded with an annotation to the admitted pod's size: what the larger pod's bytes alone cost.")
 	fs.StringVar(&o.etcdBinary, "etcd-binary", "", "Run this etcd binary (e.g. /usr/bin/etcd of the Debian package etcd-server) as a separate process for each API server, as a deployment does. Empty: the server's embedded etcd.")
 	if err := fs.Parse(args); err != nil {
