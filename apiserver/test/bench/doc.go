@@ -41,9 +41,11 @@
 //     interval of the median cost (distribution-free, from the rounds'
 //     order statistics; six rounds or more): met when it lies below 10%,
 //     not met when it lies at or above, not shown when it spans 10%. With
-//     -chain-padded, a fourth server without
-//     the chain is sent the bench pod padded with an annotation to the
-//     admitted pod's size: what the larger pod's bytes alone cost.
+//     -chain-padded, a fourth server without the chain is sent the bench
+//     pod padded with an annotation to the admitted pod's size: what the
+//     larger pod's bytes alone cost. With -chain-trace, every slice is
+//     logged with its creates/s and the server's CPU time and garbage
+//     collections during it.
 //   - chainfloor: the floor of the chain's cost. Two floor servers that
 //     decode, default, validate, store and answer a pod, and decode every
 //     stored pod from an etcd watch; one adds what the chain adds. In
