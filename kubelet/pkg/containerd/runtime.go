@@ -177,14 +177,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 	ctx = r.ns(ctx)
 	img, err := r.client.GetImage(ctx, s.Image)
 	if err != nil {
-		if errdefs.IsNotFound(err) {
-			r.forgetImage(s.Image)
-		}
-		return fmt.Errorf("image %s: %w", s.Image, err)
+		return r.imageErr(s.Image, "image", err)
 	}
 	cfg, err := img.Spec(ctx)
 	if err != nil {
-		return fmt.Errorf("image %s config: %w", s.Image, err)
+		return r.imageErr(s.Image, "image config", err)
 	}
 	args := ProcessArgs(cfg.Config.Entrypoint, cfg.Config.Cmd, s.Command, s.Args)
 	if len(args) == 0 {
@@ -248,9 +245,22 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 		containerd.WithNewSpec(specOpts...),
 	)
 	if err != nil {
-		return fmt.Errorf("creating container: %w", err)
+		// Not found here is the image's content or snapshot, removed
+		// since the image was read.
+		return r.imageErr(s.Image, "creating container from image", err)
 	}
 	return nil
+}
+
+// imageErr is err about the image ref while creating a container: one
+// that says the image (or part of it) is gone is forgotten and reported
+// as pod.ErrImageNotFound, so that the pod worker pulls it again.
+func (r *Runtime) imageErr(ref, what string, err error) error {
+	if errdefs.IsNotFound(err) {
+		r.forgetImage(ref)
+		return fmt.Errorf("%s %s: %w: %v", what, ref, pod.ErrImageNotFound, err)
+	}
+	return fmt.Errorf("%s %s: %w", what, ref, err)
 }
 
 const labelLogPath = "skiff.dev/log-path"

@@ -107,6 +107,15 @@ func (h *ContainersHook) start(ctx context.Context, s *State, c *corev1.Containe
 	created := time.Now()
 	s.Changed = true
 	if err := h.Runtime.CreateContainer(ctx, spec); err != nil {
+		if errors.Is(err, ErrImageNotFound) {
+			// The image went between its pull and now (the image garbage
+			// collector or a hand removed it): the images hook makes sure
+			// of it again on the next sync, pulling it if need be, as
+			// upstream makes sure of the image before every start.
+			img.Ready = false
+			h.event(s.Pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
+			return nil
+		}
 		h.fail(s, c, ReasonCreateContainerError, err)
 		return nil
 	}

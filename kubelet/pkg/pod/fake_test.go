@@ -32,6 +32,9 @@ type fakeRuntime struct {
 	stopErr    error
 	// onPull, when set, runs during each pull (to let time pass).
 	onPull func()
+	// lostAfterPull images are removed again right after their pull, as
+	// an image garbage collector may do before the container is created.
+	lostAfterPull int
 }
 
 func newFakeRuntime(now func() time.Time) *fakeRuntime {
@@ -68,6 +71,10 @@ func (f *fakeRuntime) PullImage(_ context.Context, ref string, _ []images.Creden
 		return Image{}, fmt.Errorf("%s: not found", ref)
 	}
 	f.images[ref] = img
+	if f.lostAfterPull > 0 {
+		f.lostAfterPull--
+		delete(f.images, ref)
+	}
 	return img, nil
 }
 
@@ -75,6 +82,9 @@ func (f *fakeRuntime) CreateContainer(_ context.Context, s ContainerSpec) error 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("create " + s.Labels[LabelContainerName] + " " + s.Labels[LabelAttempt] + " env=" + strings.Join(s.Env, ","))
+	if _, ok := f.images[s.Image]; !ok {
+		return fmt.Errorf("image %s: %w", s.Image, ErrImageNotFound)
+	}
 	f.containers[s.ID] = &Container{ID: s.ID, Labels: s.Labels, State: StateCreated, Image: s.Image, ImageID: f.images[s.Image].ID, CreatedAt: f.now()}
 	return nil
 }

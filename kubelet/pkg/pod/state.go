@@ -138,6 +138,8 @@ type Runtime interface {
 	GetImage(ctx context.Context, ref string) (Image, error)
 	// PullImage pulls ref, with the pod's image pull secrets' credentials.
 	PullImage(ctx context.Context, ref string, creds []images.Credential) (Image, error)
+	// CreateContainer creates the container; its error wraps
+	// ErrImageNotFound when the image, or part of it, is gone.
 	CreateContainer(ctx context.Context, spec ContainerSpec) error
 	StartContainer(ctx context.Context, id string) error
 	// StopContainer sends SIGTERM, waits up to grace, then SIGKILL.

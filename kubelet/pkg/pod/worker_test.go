@@ -275,6 +275,33 @@ func TestWorkerImagePullBackOff(t *testing.T) {
 	}
 }
 
+// TestWorkerImageLostBeforeCreate: an image removed between its pull and
+// the container's creation (by the image garbage collector, or by hand) is
+// pulled again on the next sync, as upstream makes sure of the image before
+// every start; the pod does not wait on a create that cannot succeed.
+func TestWorkerImageLostBeforeCreate(t *testing.T) {
+	for _, policy := range []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent} {
+		t.Run(string(policy), func(t *testing.T) {
+			p := testPod(corev1.RestartPolicyAlways, "busybox")
+			p.Spec.Containers[0].ImagePullPolicy = policy
+			h := newHarness(p)
+			h.rt.lostAfterPull = 1
+			h.sync(t)
+			if cs := h.status.last().ContainerStatuses[0]; cs.State.Running != nil {
+				t.Fatalf("running without its image: %+v", cs.State)
+			}
+			h.clock.Step(time.Second)
+			h.sync(t)
+			if got := h.rt.callsWith("pull"); len(got) != 2 {
+				t.Errorf("pulls = %v, want the lost image pulled again", got)
+			}
+			if cs := h.status.last().ContainerStatuses[0]; cs.State.Running == nil {
+				t.Errorf("a second after the image was lost: %+v, want running", cs.State)
+			}
+		})
+	}
+}
+
 func TestWorkerPullPolicies(t *testing.T) {
 	tests := []struct {
 		name      string
