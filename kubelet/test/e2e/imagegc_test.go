@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containerd/containerd/images"
+	ctrdimages "github.com/containerd/containerd/images"
 	"github.com/containerd/containerd/namespaces"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,7 +113,7 @@ func TestImageRemovedUnderRunningPod(t *testing.T) {
 		t.Fatal("containerd lists no images while the pod runs")
 	}
 	for _, img := range list {
-		if err := e.ctd.Client.ImageService().Delete(cctx, img.Name(), images.SynchronousDelete()); err != nil {
+		if err := e.ctd.Client.ImageService().Delete(cctx, img.Name(), ctrdimages.SynchronousDelete()); err != nil {
 			t.Fatalf("removing %s: %v", img.Name(), err)
 		}
 	}
