@@ -40,17 +40,8 @@ func TestImageGarbageCollection(t *testing.T) {
 	e.startKubelet(t)
 	ctx := context.Background()
 	e.assignPodCIDR(t)
-	pod := func(name, image string, policy corev1.RestartPolicy, cmd ...string) *corev1.Pod {
-		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.PodSpec{
-				RestartPolicy: policy, TerminationGracePeriodSeconds: ptr.To[int64](1), AutomountServiceAccountToken: ptr.To(false),
-				Containers: []corev1.Container{{Name: "c", Image: image, Command: cmd}},
-			},
-		}
-	}
-	e.createPod(t, pod("keeper", "busybox", corev1.RestartPolicyAlways, "sleep", "3600"))
-	e.createPod(t, pod("once", "spare", corev1.RestartPolicyNever, "true"))
+	e.createPod(t, imagePod("keeper", "busybox", corev1.RestartPolicyAlways, "sleep", "3600"))
+	e.createPod(t, imagePod("once", "spare", corev1.RestartPolicyNever, "true"))
 	poll(t, 60*time.Second, "keeper to run and once to finish", func() (bool, string) {
 		k, o := e.getPod(t, "keeper"), e.getPod(t, "once")
 		return k.Status.Phase == corev1.PodRunning && o.Status.Phase == corev1.PodSucceeded,
@@ -91,13 +82,9 @@ func TestImageRemovedUnderRunningPod(t *testing.T) {
 	e.startKubelet(t)
 	e.assignPodCIDR(t)
 	ctx := context.Background()
-	e.createPod(t, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "restarts"},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyAlways, TerminationGracePeriodSeconds: ptr.To[int64](1), AutomountServiceAccountToken: ptr.To(false),
-			Containers: []corev1.Container{{Name: "c", Image: "busybox", ImagePullPolicy: corev1.PullIfNotPresent, Command: []string{"sleep", "5"}}},
-		},
-	})
+	p := imagePod("restarts", "busybox", corev1.RestartPolicyAlways, "sleep", "5")
+	p.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
+	e.createPod(t, p)
 	poll(t, 60*time.Second, "the pod to run", func() (bool, string) {
 		p := e.getPod(t, "restarts")
 		return p.Status.Phase == corev1.PodRunning, fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses)
@@ -138,4 +125,15 @@ func TestImageRemovedUnderRunningPod(t *testing.T) {
 		}
 		return pulls == 2, fmt.Sprintf("%d Pulling events", pulls)
 	})
+}
+
+// imagePod is a pod of one container, c, running cmd in image.
+func imagePod(name, image string, policy corev1.RestartPolicy, cmd ...string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			RestartPolicy: policy, TerminationGracePeriodSeconds: ptr.To[int64](1), AutomountServiceAccountToken: ptr.To(false),
+			Containers: []corev1.Container{{Name: "c", Image: image, Command: cmd}},
+		},
+	}
 }
