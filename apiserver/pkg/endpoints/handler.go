@@ -518,14 +518,15 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 	obj = h.trackCreate(r, s, obj, opts.FieldManager)
 	m, _ := meta.Accessor(obj)
 	// Once created, obj is only encoded for the answer: the watch cache
-	// may keep it.
-	out, err := s.Create(storage.HandOver(r.Context()), ns, obj, dry)
+	// may keep it, and a protobuf answer is the bytes written to etcd.
+	var written storage.Written
+	out, err := s.Create(storage.WithWritten(storage.HandOver(r.Context()), &written), ns, obj, dry)
 	if err != nil {
 		h.writeError(w, r, err, gr, m.GetName())
 		return
 	}
 	klog.FromContext(r.Context()).V(4).Info("created", "resource", gr, "object", klog.KObj(m))
-	h.respond(w, r, http.StatusCreated, out, false)
+	h.respondWritten(w, r, http.StatusCreated, out, written.EncodingOf(out))
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy registry.Strategy) {

@@ -27,6 +27,42 @@ func HandedOver(ctx context.Context) bool {
 	return v
 }
 
+type writtenKey struct{}
+
+// Written is where a Create leaves the bytes it wrote to etcd: the object's
+// storage encoding, without its resourceVersion (see WithWritten).
+type Written struct {
+	// Object is the object written, and Data its encoding; Data is nil
+	// when a layer changed the object after it was encoded.
+	Object runtime.Object
+	Data   []byte
+}
+
+// EncodingOf is the written encoding of obj, or nil when what was written
+// is not obj as it is now (another object, or a layer changed it).
+func (w *Written) EncodingOf(obj runtime.Object) []byte {
+	if w.Object != obj {
+		return nil
+	}
+	return w.Data
+}
+
+// WithWritten asks the Creates under ctx to leave in w the bytes they
+// write, so that the caller can answer with them instead of encoding the
+// object again. The etcd store fills w in; a layer above it that changes
+// the object it returns in place (the watch cache's defaulting) empties it,
+// and one that returns another object (a conversion to another kind) need
+// not: EncodingOf asks for the object itself.
+func WithWritten(ctx context.Context, w *Written) context.Context {
+	return context.WithValue(ctx, writtenKey{}, w)
+}
+
+// WrittenTo is the Written that ctx carries, or nil.
+func WrittenTo(ctx context.Context) *Written {
+	w, _ := ctx.Value(writtenKey{}).(*Written)
+	return w
+}
+
 // AsDecoded makes obj, an object of a built-in type, look as its decoding
 // from the protobuf storage encoding does, wherever the API shows the two
 // differently:
@@ -44,16 +80,19 @@ func HandedOver(ctx context.Context) bool {
 // It goes through pointers, slices and maps of structs, and changes
 // nothing else. The encodings of obj, protobuf and JSON, are then those of
 // its decoding (times are encoded to the second either way, quantities in
-// their canonical form); its storage encoding does not change.
-// TestAsDecodedIsTheRoundTrip checks this on every built-in kind.
-func AsDecoded(obj runtime.Object) {
+// their canonical form). TestAsDecodedIsTheRoundTrip checks this on every
+// built-in kind. Its protobuf encoding changes only where a map's nil value
+// became empty (protobuf writes such an entry without its value, and an
+// empty one with it); AsDecoded reports whether it made any such change.
+func AsDecoded(obj runtime.Object) (filled bool) {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return
+		return false
 	}
 	if p := planFor(v.Elem().Type()); p != nil {
-		p.apply(v.Elem(), true)
+		return p.apply(v.Elem(), true)
 	}
+	return false
 }
 
 // plan lists, for a struct type, the fields AsDecoded must look at: those
@@ -170,7 +209,7 @@ func structBehind(t reflect.Type) reflect.Type {
 }
 
 // apply applies p to the struct v; top: v is the object itself.
-func (p *plan) apply(v reflect.Value, top bool) {
+func (p *plan) apply(v reflect.Value, top bool) (filled bool) {
 	for _, f := range p.fields {
 		fv := v.Field(f.index)
 		switch {
@@ -188,35 +227,42 @@ func (p *plan) apply(v reflect.Value, top bool) {
 			for it := fv.MapRange(); it.Next(); {
 				if it.Value().IsNil() {
 					fv.SetMapIndex(it.Key(), reflect.MakeSlice(it.Value().Type(), 0, 0))
+					filled = true
 				}
 			}
 		}
-		if f.elem != nil {
-			f.elem.applyIn(fv)
+		if f.elem != nil && f.elem.applyIn(fv) {
+			filled = true
 		}
 	}
+	return filled
 }
 
 // applyIn applies p to the structs v holds or points to.
-func (p *plan) applyIn(v reflect.Value) {
+func (p *plan) applyIn(v reflect.Value) (filled bool) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if !v.IsNil() {
-			p.applyIn(v.Elem())
+			return p.applyIn(v.Elem())
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			p.applyIn(v.Index(i))
+			if p.applyIn(v.Index(i)) {
+				filled = true
+			}
 		}
 	case reflect.Map:
 		// A map's values cannot be changed in place: copy, change, store.
 		for it := v.MapRange(); it.Next(); {
 			e := reflect.New(it.Value().Type()).Elem()
 			e.Set(it.Value())
-			p.applyIn(e)
+			if p.applyIn(e) {
+				filled = true
+			}
 			v.SetMapIndex(it.Key(), e)
 		}
 	case reflect.Struct:
-		p.apply(v, false)
+		return p.apply(v, false)
 	}
+	return filled
 }

@@ -70,7 +70,7 @@ func TestAsDecodedIsTheRoundTrip(t *testing.T) {
 	const perKind = 60
 	rt := newRoundTrip(t)
 	fuzzers := []*fuzz.Fuzzer{apifuzz.New(7, false), apifuzz.New(8, true)}
-	objects, cleared := 0, 0
+	objects, cleared, filledObjects := 0, 0, 0
 	// The server's built-in resources, CustomResourceDefinitions among them.
 	for _, r := range append(registry.Resources(), apiextensions.CRDResource()) {
 		if r.Custom != nil {
@@ -96,9 +96,26 @@ func TestAsDecodedIsTheRoundTrip(t *testing.T) {
 				t.Fatalf("%s: %v", what, err)
 			}
 			before := rt.encodeJSON(t, obj)
-			// As the cacher does (Config.Default is the scheme's).
-			storage.AsDecoded(obj)
-			rt.codecs.Scheme.Default(obj)
+			beforePB, err := st.Encode(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As the cacher does (Config.Default is the scheme's, for the
+			// groups whose decoding applies defaults).
+			filled := storage.AsDecoded(obj)
+			defaulted := api.DecodingDefaults(r.GroupVersion())
+			if defaulted {
+				rt.codecs.Scheme.Default(obj)
+			}
+			// What was written is still obj's encoding unless AsDecoded
+			// says it filled a value (or defaulting ran).
+			if afterPB, err := st.Encode(obj); err != nil {
+				t.Fatal(err)
+			} else if !filled && !defaulted && !bytes.Equal(beforePB, afterPB) {
+				t.Errorf("%s: AsDecoded filled nothing, but the protobuf encoding changed", what)
+			} else if filled {
+				filledObjects++
+			}
 			after, want := rt.encodeJSON(t, obj), rt.encodeJSON(t, decoded)
 			objects++
 			if !bytes.Equal(before, after) {
@@ -122,7 +139,10 @@ func TestAsDecodedIsTheRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d objects, %d changed by AsDecoded and defaulting", objects, cleared)
+	t.Logf("%d objects, %d changed by AsDecoded and defaulting, %d with map values filled", objects, cleared, filledObjects)
+	if filledObjects == 0 {
+		t.Error("no object had a nil map value to fill: that comparison tested nothing")
+	}
 	if cleared == 0 {
 		t.Error("no object had an empty collection to clear: the comparison tested nothing")
 	}

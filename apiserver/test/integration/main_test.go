@@ -19,6 +19,12 @@ import (
 // status code and body.
 func raw(t *testing.T, ts *testserver.TestServer, method, path, contentType string, body []byte) (int, []byte) {
 	t.Helper()
+	return rawAccept(t, ts, method, path, contentType, "application/json", body)
+}
+
+// rawAccept is raw asking for the answer in accept.
+func rawAccept(t *testing.T, ts *testserver.TestServer, method, path, contentType, accept string, body []byte) (int, []byte) {
+	t.Helper()
 	c, err := ts.HTTPClient()
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +36,7 @@ func raw(t *testing.T, ts *testserver.TestServer, method, path, contentType stri
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)

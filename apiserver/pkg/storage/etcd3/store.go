@@ -175,6 +175,9 @@ func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (run
 	if err := storage.SetResourceVersion(obj, resp.Header.Revision); err != nil {
 		return nil, err
 	}
+	if w := storage.WrittenTo(ctx); w != nil {
+		w.Object, w.Data = obj, data
+	}
 	return obj, nil
 }
 
