@@ -2,7 +2,6 @@ package storage_test
 
 import (
 	"bytes"
-	"fmt"
 	"testing"
 
 	fuzz "github.com/google/gofuzz"
@@ -13,7 +12,6 @@ import (
 
 	"skiff.dev/apiserver/pkg/api"
 	"skiff.dev/apiserver/pkg/api/apifuzz"
-	"skiff.dev/apiserver/pkg/apiextensions"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage"
 	"skiff.dev/apiserver/pkg/storage/etcd3"
@@ -71,74 +69,64 @@ func TestAsDecodedIsTheRoundTrip(t *testing.T) {
 	rt := newRoundTrip(t)
 	fuzzers := []*fuzz.Fuzzer{apifuzz.New(7, false), apifuzz.New(8, true)}
 	objects, cleared, filledObjects := 0, 0, 0
+	stores := map[*registry.Resource]*etcd3.Store{}
 	// The server's built-in resources, CustomResourceDefinitions among them.
-	for _, r := range append(registry.Resources(), apiextensions.CRDResource()) {
-		if r.Custom != nil {
-			continue
+	apifuzz.EachStored(perKind, fuzzers, func(r *registry.Resource, what string, obj runtime.Object) {
+		st := stores[r]
+		if st == nil {
+			st = rt.store(r)
+			stores[r] = st
 		}
-		st := rt.store(r)
-		for i := 0; i < perKind; i++ {
-			what := fmt.Sprintf("%s #%d", r.Resource, i)
-			obj := r.New()
-			fuzzers[i%2].Fuzz(obj)
-			obj.GetObjectKind().SetGroupVersionKind(r.GroupVersionKind())
-			m, err := meta.Accessor(obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m.SetResourceVersion("7")
-			data, err := st.Encode(obj)
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			decoded, err := st.Decode(data, 7)
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			before := rt.encodeJSON(t, obj)
-			beforePB, err := st.Encode(obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// As the cacher does (Config.Default is the scheme's, for the
-			// groups whose decoding applies defaults).
-			filled := storage.AsDecoded(obj)
-			defaulted := api.DecodingDefaults(r.GroupVersion())
-			if defaulted {
-				rt.codecs.Scheme.Default(obj)
-			}
-			// What was written is still obj's encoding unless AsDecoded
-			// says it filled a value (or defaulting ran).
-			if afterPB, err := st.Encode(obj); err != nil {
-				t.Fatal(err)
-			} else if !filled && !defaulted && !bytes.Equal(beforePB, afterPB) {
-				t.Errorf("%s: AsDecoded filled nothing, but the protobuf encoding changed", what)
-			} else if filled {
-				filledObjects++
-			}
-			after, want := rt.encodeJSON(t, obj), rt.encodeJSON(t, decoded)
-			objects++
-			if !bytes.Equal(before, after) {
-				cleared++
-			}
-			if !bytes.Equal(after, want) {
-				t.Errorf("%s: JSON after AsDecoded\n%s\ndecoded from storage\n%s", what, after, want)
-				continue
-			}
-			// A protobuf client reads the same bytes from either.
-			got, err := st.Encode(obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantPB, err := st.Encode(decoded)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, wantPB) {
-				t.Errorf("%s: protobuf after AsDecoded differs from the decoded object's", what)
-			}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		m.SetResourceVersion("7")
+		data, err := st.Encode(obj)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		decoded, err := st.Decode(data, 7)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		before := rt.encodeJSON(t, obj)
+		// As the cacher does (Config.Default is the scheme's, for the
+		// groups whose decoding applies defaults).
+		filled := storage.AsDecoded(obj)
+		defaulted := api.DecodingDefaults(r.GroupVersion())
+		if defaulted {
+			rt.codecs.Scheme.Default(obj)
+		}
+		after, want := rt.encodeJSON(t, obj), rt.encodeJSON(t, decoded)
+		objects++
+		if !bytes.Equal(before, after) {
+			cleared++
+		}
+		// What was written is still obj's encoding unless AsDecoded says
+		// it filled a value (or defaulting ran).
+		afterPB, err := st.Encode(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filled {
+			filledObjects++
+		} else if !defaulted && !bytes.Equal(data, afterPB) {
+			t.Errorf("%s: AsDecoded filled nothing, but the protobuf encoding changed", what)
+		}
+		if !bytes.Equal(after, want) {
+			t.Errorf("%s: JSON after AsDecoded\n%s\ndecoded from storage\n%s", what, after, want)
+			return
+		}
+		// A protobuf client reads the same bytes from either.
+		wantPB, err := st.Encode(decoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(afterPB, wantPB) {
+			t.Errorf("%s: protobuf after AsDecoded differs from the decoded object's", what)
+		}
+	})
 	t.Logf("%d objects, %d changed by AsDecoded and defaulting, %d with map values filled", objects, cleared, filledObjects)
 	if filledObjects == 0 {
 		t.Error("no object had a nil map value to fill: that comparison tested nothing")

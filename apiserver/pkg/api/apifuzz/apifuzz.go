@@ -10,6 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"skiff.dev/apiserver/pkg/apiextensions"
+	"skiff.dev/apiserver/pkg/registry"
 )
 
 // New returns a fuzzer that fills objects at random with values the API
@@ -62,4 +65,22 @@ func New(seed int64, few bool) *fuzz.Fuzzer {
 			f.Raw = []byte(`{"f:metadata":{}}`)
 		},
 	)
+}
+
+// EachStored calls f with perKind objects of each kind the server stores
+// in protobuf (its built-in resources and CustomResourceDefinitions), each
+// filled at random by the next of fuzzers in turn, with its kind and
+// apiVersion set; what names the object in messages.
+func EachStored(perKind int, fuzzers []*fuzz.Fuzzer, f func(r *registry.Resource, what string, obj runtime.Object)) {
+	for _, r := range append(registry.Resources(), apiextensions.CRDResource()) {
+		if r.Custom != nil {
+			continue
+		}
+		for i := 0; i < perKind; i++ {
+			obj := r.New()
+			fuzzers[i%len(fuzzers)].Fuzz(obj)
+			obj.GetObjectKind().SetGroupVersionKind(r.GroupVersionKind())
+			f(r, fmt.Sprintf("%s #%d", r.Resource, i), obj)
+		}
+	}
 }
