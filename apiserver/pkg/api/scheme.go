@@ -86,7 +86,7 @@ func NewCodecs() *Codecs {
 // Of the groups skiff serves only apiextensions.k8s.io/v1 registers any
 // (its AddToScheme does); k8s.io/api's groups leave defaulting to the
 // server, which skiff does in pkg/apis/defaults before it stores an object.
-// TestDecodingDefaults checks this for every kind in the scheme.
+// TestDecodingDefaults checks this for every kind the server stores.
 func DecodingDefaults(gv schema.GroupVersion) bool {
 	return gv == apiextensionsv1.SchemeGroupVersion
 }

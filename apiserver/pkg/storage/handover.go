@@ -50,9 +50,10 @@ func (w *Written) EncodingOf(obj runtime.Object) []byte {
 // WithWritten asks the Creates under ctx to leave in w the bytes they
 // write, so that the caller can answer with them instead of encoding the
 // object again. The etcd store fills w in; a layer above it that changes
-// the object it returns in place (the watch cache's defaulting) empties it,
-// and one that returns another object (a conversion to another kind) need
-// not: EncodingOf asks for the object itself.
+// the object it returns in place (the watch cache, when it fills a nil map
+// value or applies defaults) empties it, and one that returns another
+// object (a conversion to another kind) need not: EncodingOf asks for the
+// object itself.
 func WithWritten(ctx context.Context, w *Written) context.Context {
 	return context.WithValue(ctx, writtenKey{}, w)
 }
