@@ -33,6 +33,8 @@ type options struct {
 	watchers    int
 	watchWrites int
 	watchRates  []float64
+	updates     int
+	updatePods  int
 	cpuProfile  string
 	memProfile  string
 	etcdBinary  string
@@ -42,7 +44,7 @@ type options struct {
 	chainTrace  bool
 }
 
-var allPhases = []string{"create", "etcd", "floor", "list", "watch", "chain", "chainfloor"}
+var allPhases = []string{"create", "etcd", "floor", "list", "watch", "update", "chain", "chainfloor"}
 
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
@@ -58,6 +60,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.listRuns, "list-runs", 7, "Timed LISTs per variant (after one untimed warm-up).")
 	fs.IntVar(&o.watchers, "watchers", 100, "Concurrent watchers in the watch phase, each on its own connection.")
 	fs.IntVar(&o.watchWrites, "watch-writes", 1000, "ConfigMap updates per watch run.")
+	fs.IntVar(&o.updates, "updates", 10000, "Pod status updates per content type in the update phase.")
+	fs.IntVar(&o.updatePods, "update-pods", 1000, "Pods whose status the update phase updates, in turns.")
 	rates := fs.String("watch-rates", "100,0", "Update rates (writes/s) of the watch runs, comma-separated; 0 means one writer sending back-to-back.")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole process (server and clients, labelled side=server|client) to this file; the chain phase's servers, each a process of its own, write theirs to <file>.<arm>.round<N>.")
 	fs.StringVar(&o.memProfile, "memprofile", "", "Write the allocation profile of the whole process (pprof allocs, all phases) to this file at the end; the chain phase's servers write theirs to <file>.<arm>.round<N>.")
@@ -94,8 +98,8 @@ func parseFlags(args []string) (*options, error) {
 	if o.etcdWrites == 0 {
 		o.etcdWrites = o.creates
 	}
-	if o.clients < 1 || o.chainRounds < 1 || o.chainSlice < 1 || o.creates < 1 || o.etcdWrites < 1 || o.listPods < 1 || o.listRuns < 1 || o.watchers < 1 || o.watchWrites < 1 {
-		return nil, fmt.Errorf("-clients, -chain-rounds, -chain-slice, -creates, -etcd-writes, -list-pods, -list-runs, -watchers and -watch-writes must be >= 1")
+	if o.clients < 1 || o.chainRounds < 1 || o.chainSlice < 1 || o.creates < 1 || o.etcdWrites < 1 || o.listPods < 1 || o.listRuns < 1 || o.watchers < 1 || o.watchWrites < 1 || o.updates < 1 || o.updatePods < 1 {
+		return nil, fmt.Errorf("-clients, -chain-rounds, -chain-slice, -creates, -etcd-writes, -list-pods, -list-runs, -watchers, -watch-writes, -updates and -update-pods must be >= 1")
 	}
 	return o, nil
 }
@@ -269,6 +273,7 @@ func (b *bench) runPhases(ctx context.Context) error {
 		{"floor", b.floorPhase},
 		{"list", b.listPhase},
 		{"watch", b.watchPhase},
+		{"update", b.updatePhase},
 		{"chain", b.chainPhase},
 		{"chainfloor", b.chainFloorPhase},
 	}
