@@ -548,13 +548,15 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Sto
 	fn := func(_ context.Context, current runtime.Object, _ bool) (runtime.Object, error) {
 		return h.trackFields(r, s, sub, current, obj.DeepCopyObject(), opts.FieldManager), nil
 	}
-	out, created, err := s.Update(r.Context(), ns, name, fn, strategy, dry)
-	h.respondUpdated(w, r, gr, name, out, created, err)
+	var written storage.Written
+	out, created, err := s.Update(storage.WithWritten(r.Context(), &written), ns, name, fn, strategy, dry)
+	h.respondUpdated(w, r, gr, name, out, created, written.EncodingOf(out), err)
 }
 
 // respondUpdated answers a write that may have created its object: 201
-// then, 200 otherwise.
-func (h *Handler) respondUpdated(w http.ResponseWriter, r *http.Request, gr schema.GroupResource, name string, out runtime.Object, created bool, err error) {
+// then, 200 otherwise. written is the encoding the write stored, as
+// respondWritten takes it.
+func (h *Handler) respondUpdated(w http.ResponseWriter, r *http.Request, gr schema.GroupResource, name string, out runtime.Object, created bool, written []byte, err error) {
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
 		return
@@ -563,7 +565,7 @@ func (h *Handler) respondUpdated(w http.ResponseWriter, r *http.Request, gr sche
 	if created {
 		code = http.StatusCreated
 	}
-	h.respond(w, r, code, out, false)
+	h.respondWritten(w, r, code, out, written)
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {

@@ -138,12 +138,9 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		}
 		return h.trackFields(r, s, sub, current, out, opts.FieldManager), nil
 	}
-	out, _, err := s.Update(r.Context(), ns, name, fn, strategy, dry)
-	if err != nil {
-		h.writeError(w, r, err, gr, name)
-		return
-	}
-	h.respond(w, r, http.StatusOK, out, false)
+	var written storage.Written
+	out, _, err := s.Update(storage.WithWritten(r.Context(), &written), ns, name, fn, strategy, dry)
+	h.respondUpdated(w, r, gr, name, out, false, written.EncodingOf(out), err)
 }
 
 // apply serves a server-side apply; it creates a missing object (not a
@@ -159,8 +156,9 @@ func (h *Handler) apply(w http.ResponseWriter, r *http.Request, s *registry.Stor
 	if sub != "" {
 		update = s.Update
 	}
-	out, created, err := update(r.Context(), ns, name, fn, strategy, dry)
-	h.respondUpdated(w, r, gr, name, out, created, err)
+	var written storage.Written
+	out, created, err := update(storage.WithWritten(r.Context(), &written), ns, name, fn, strategy, dry)
+	h.respondUpdated(w, r, gr, name, out, created, written.EncodingOf(out), err)
 }
 
 func fieldErrors(path string, value any, msg string) field.ErrorList {

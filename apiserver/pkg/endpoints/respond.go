@@ -27,7 +27,7 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, code int, obj 
 	h.respondAs(w, r, code, obj, t)
 }
 
-// respondWritten writes obj, which a create has just stored as written
+// respondWritten writes obj, which a write has just stored as written
 // (its storage encoding, without its resourceVersion; nil if there is
 // none), as respond does. A protobuf answer is the written bytes with the
 // resourceVersion put in: the bytes encoding obj gives, without encoding

@@ -29,8 +29,9 @@ func HandedOver(ctx context.Context) bool {
 
 type writtenKey struct{}
 
-// Written is where a Create leaves the bytes it wrote to etcd: the object's
-// storage encoding, without its resourceVersion (see WithWritten).
+// Written is where a Create or a GuaranteedUpdate leaves the bytes it wrote
+// to etcd (an update that changed nothing, the bytes etcd holds): the
+// object's storage encoding, without its resourceVersion (see WithWritten).
 type Written struct {
 	// Object is the object written, and Data its encoding; Data is nil
 	// when a layer changed the object after it was encoded.
@@ -47,9 +48,11 @@ func (w *Written) EncodingOf(obj runtime.Object) []byte {
 	return w.Data
 }
 
-// WithWritten asks the Creates under ctx to leave in w the bytes they
-// write, so that the caller can answer with them instead of encoding the
-// object again. The etcd store fills w in; a layer above it that changes
+// WithWritten asks the Creates and GuaranteedUpdates under ctx to leave in
+// w the bytes they write, so that the caller can answer with them instead
+// of encoding the object again; the last write under ctx wins, so a caller
+// whose write runs others (admission charging a quota) asks EncodingOf for
+// its own object. The etcd store fills w in; a layer above it that changes
 // the object it returns in place (the watch cache, when it fills a nil map
 // value or applies defaults) empties it, and one that returns another
 // object (a conversion to another kind) need not: EncodingOf asks for the

@@ -160,3 +160,74 @@ func TestCreateAnswersAsStored(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateAnswersAsStored: the protobuf answers of a merge patch, a PUT, a
+// server-side apply and a PUT that changes nothing, made of the bytes the
+// write stored (or, for the last, the bytes etcd holds), are byte for byte
+// what a GET answers; the PUT that changes nothing keeps the object's
+// resourceVersion, as upstream's.
+func TestUpdateAnswersAsStored(t *testing.T) {
+	ts := start(t, nil)
+	const protobuf = "application/vnd.kubernetes.protobuf"
+	answersAsGet := func(what, path string, code int, answer []byte) {
+		t.Helper()
+		if code != 200 && code != 201 {
+			t.Fatalf("%s: %d %s", what, code, answer)
+		}
+		if !bytes.HasPrefix(answer, []byte("k8s\x00")) {
+			t.Fatalf("%s: not a protobuf answer: %q", what, answer)
+		}
+		code, got := rawAccept(t, ts, "GET", path, "", protobuf, nil)
+		if code != 200 {
+			t.Fatalf("get %s: %d %s", path, code, got)
+		}
+		if !bytes.Equal(answer, got) {
+			t.Errorf("%s: answered\n%q\na GET answers\n%q", what, answer, got)
+		}
+	}
+	for _, c := range keptCases {
+		name := fmt.Sprintf(c.name, 0)
+		path := c.path + "/" + name
+		if code, body := raw(t, ts, "POST", c.path, "application/json", []byte(fmt.Sprintf(c.body, 0))); code != 201 {
+			t.Fatalf("create %s: %d %s", name, code, body)
+		}
+		code, answer := rawAccept(t, ts, "PATCH", path, "application/merge-patch+json", protobuf,
+			[]byte(`{"metadata":{"labels":{"patched":"yes"}}}`))
+		answersAsGet(name+": merge patch", path, code, answer)
+
+		code, current := raw(t, ts, "GET", path, "", nil)
+		if code != 200 {
+			t.Fatalf("get %s: %d %s", path, code, current)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(current, &obj); err != nil {
+			t.Fatal(err)
+		}
+		obj["metadata"].(map[string]any)["labels"].(map[string]any)["put"] = "yes"
+		body, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, answer = rawAccept(t, ts, "PUT", path, "application/json", protobuf, body)
+		answersAsGet(name+": PUT", path, code, answer)
+
+		applied := fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"metadata":{"name":%q,"annotations":{"applied":"yes"}}}`, obj["apiVersion"], obj["kind"], name)
+		code, answer = rawAccept(t, ts, "PATCH", path+"?fieldManager=kept-test", "application/apply-patch+yaml", protobuf, []byte(applied))
+		answersAsGet(name+": apply", path, code, answer)
+
+		code, current = raw(t, ts, "GET", path, "", nil)
+		if code != 200 {
+			t.Fatalf("get %s: %d %s", path, code, current)
+		}
+		before := jsonObject(t, current)["metadata"].(map[string]any)["resourceVersion"]
+		code, answer = rawAccept(t, ts, "PUT", path, "application/json", protobuf, current)
+		answersAsGet(name+": PUT that changes nothing", path, code, answer)
+		code, current = raw(t, ts, "GET", path, "", nil)
+		if code != 200 {
+			t.Fatalf("get %s: %d %s", path, code, current)
+		}
+		if after := jsonObject(t, current)["metadata"].(map[string]any)["resourceVersion"]; after != before {
+			t.Errorf("%s: a PUT that changes nothing moved the resourceVersion from %v to %v", name, before, after)
+		}
+	}
+}

@@ -412,6 +412,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 	var (
 		current runtime.Object
 		modRev  int64
+		// stored is current's value in etcd: an update that encodes to
+		// the same bytes changes nothing (upstream compares them too).
+		stored []byte
 	)
 	read := func() error {
 		cctx, cancel := s.opCtx(ctx)
@@ -426,11 +429,11 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 			if !ignoreNotFound {
 				return fmt.Errorf("%w: key %s", storage.ErrNotFound, key)
 			}
-			current, modRev = s.cfg.NewFunc(), 0
+			current, modRev, stored = s.cfg.NewFunc(), 0, nil
 			return nil
 		}
 		current, err = s.Decode(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
-		modRev = resp.Kvs[0].ModRevision
+		modRev, stored = resp.Kvs[0].ModRevision, resp.Kvs[0].Value
 		return err
 	}
 	if err := read(); err != nil {
@@ -453,11 +456,12 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 		if err != nil {
 			return nil, err
 		}
-		if modRev != 0 {
-			if old, err := s.Encode(current); err == nil && bytes.Equal(old, data) {
-				// Nothing changed: no write, the object keeps its revision.
-				return current, nil
+		if modRev != 0 && bytes.Equal(stored, data) {
+			// Nothing changed: no write, the object keeps its revision.
+			if w := storage.WrittenTo(ctx); w != nil {
+				w.Object, w.Data = current, stored
 			}
+			return current, nil
 		}
 		cctx, cancel := s.opCtx(ctx)
 		start := time.Now()
@@ -475,6 +479,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 			if err := storage.SetResourceVersion(updated, resp.Header.Revision); err != nil {
 				return nil, err
 			}
+			if w := storage.WrittenTo(ctx); w != nil {
+				w.Object, w.Data = updated, data
+			}
 			return updated, nil
 		}
 		// Lost the race: take the current value from the Else branch and retry.
@@ -483,14 +490,14 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 			if !ignoreNotFound {
 				return nil, fmt.Errorf("%w: key %s", storage.ErrNotFound, key)
 			}
-			current, modRev = s.cfg.NewFunc(), 0
+			current, modRev, stored = s.cfg.NewFunc(), 0, nil
 			continue
 		}
 		current, err = s.Decode(kvs[0].Value, kvs[0].ModRevision)
 		if err != nil {
 			return nil, err
 		}
-		modRev = kvs[0].ModRevision
+		modRev, stored = kvs[0].ModRevision, kvs[0].Value
 		klog.FromContext(ctx).V(4).Info("update raced, retrying", "key", key, "attempt", attempt+1)
 	}
 }
