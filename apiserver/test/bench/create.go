@@ -90,6 +90,15 @@ func (b *bench) ensureNamespace(ctx context.Context, name string) error {
 	return nil
 }
 
+// namespaceClients makes sure namespace ns exists and returns -clients
+// connected clients that speak mediaType.
+func (b *bench) namespaceClients(ctx context.Context, ns, mediaType string) ([]*kubernetes.Clientset, error) {
+	if err := b.ensureNamespace(ctx, ns); err != nil {
+		return nil, err
+	}
+	return b.newClients(ctx, b.o.clients, mediaType)
+}
+
 // benchPod is a realistic small Pod: one container with a port, resource
 // requests and a few labels, as a ReplicaSet would create it.
 func benchPod(name string, i int) *corev1.Pod {
@@ -170,12 +179,18 @@ func createPodsOf(ctx context.Context, clients []*kubernetes.Clientset, ns, pref
 		}()
 	}
 	wg.Wait()
+	return collect(start, lat, errs)
+}
+
+// collect is what concurrent workers measured since start: each one's
+// latencies (lat[i]), or the first worker's error (errs[i]).
+func collect(start time.Time, lat [][]time.Duration, errs []error) (createResult, error) {
 	r := createResult{elapsed: time.Since(start)}
-	for ci := range clients {
-		if errs[ci] != nil {
-			return r, errs[ci]
+	for i := range lat {
+		if errs[i] != nil {
+			return r, errs[i]
 		}
-		r.latencies = append(r.latencies, lat[ci]...)
+		r.latencies = append(r.latencies, lat[i]...)
 	}
 	r.n = len(r.latencies)
 	return r, nil
@@ -185,10 +200,7 @@ func createPodsOf(ctx context.Context, clients []*kubernetes.Clientset, ns, pref
 func (b *bench) createPhase(ctx context.Context) error {
 	for _, ct := range contentTypes {
 		ns := "bench-create-" + ct.slug
-		if err := b.ensureNamespace(ctx, ns); err != nil {
-			return err
-		}
-		clients, err := b.newClients(ctx, b.o.clients, ct.mediaType)
+		clients, err := b.namespaceClients(ctx, ns, ct.mediaType)
 		if err != nil {
 			return err
 		}

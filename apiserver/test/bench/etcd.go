@@ -148,13 +148,5 @@ func etcdWrites(ctx context.Context, c *clientv3.Client, prefix string, value []
 		}()
 	}
 	wg.Wait()
-	r := createResult{elapsed: time.Since(start)}
-	for g := range concurrency {
-		if errs[g] != nil {
-			return r, errs[g]
-		}
-		r.latencies = append(r.latencies, lat[g]...)
-	}
-	r.n = len(r.latencies)
-	return r, nil
+	return collect(start, lat, errs)
 }

@@ -19,10 +19,7 @@ import (
 func (b *bench) updatePhase(ctx context.Context) error {
 	for _, ct := range contentTypes {
 		ns := "bench-update-" + ct.slug
-		if err := b.ensureNamespace(ctx, ns); err != nil {
-			return err
-		}
-		clients, err := b.newClients(ctx, b.o.clients, ct.mediaType)
+		clients, err := b.namespaceClients(ctx, ns, ct.mediaType)
 		if err != nil {
 			return err
 		}
@@ -97,14 +94,10 @@ func updatePodStatuses(ctx context.Context, clients []*kubernetes.Clientset, ns,
 		}()
 	}
 	wg.Wait()
-	r := createResult{elapsed: time.Since(start)}
-	for ci := range clients {
-		if errs[ci] != nil {
-			return r, errs[ci]
-		}
-		r.latencies = append(r.latencies, lat[ci]...)
+	r, err := collect(start, lat, errs)
+	if err != nil {
+		return r, err
 	}
-	r.n = len(r.latencies)
 	if r.n != count {
 		return r, fmt.Errorf("%d status updates done, want %d", r.n, count)
 	}
