@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -33,6 +35,18 @@ func (b *etcdBackend) Close() {
 	}
 }
 
+// pickPort is freeLocalPort; a test replaces it to hand out a port in use.
+var pickPort = freeLocalPort
+
+// listenAttempts bounds how many times a listener is set up on new free
+// ports when the port picked was taken by another process between the
+// picking and the binding (an outgoing connection's ephemeral port, or a
+// parallel test's server), as happens when many servers start at once.
+const listenAttempts = 5
+
+// AddrInUse reports whether err is a listener's "address already in use".
+func AddrInUse(err error) bool { return errors.Is(err, syscall.EADDRINUSE) }
+
 func freeLocalPort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -54,26 +68,38 @@ func startEmbeddedEtcd(ctx context.Context, dir string) (*etcdBackend, error) {
 	cfg.LogLevel = "error"
 	cfg.Logger = "zap"
 	cfg.LogOutputs = []string{filepath.Join(dir, "etcd.log")}
-	clientPort, err := freeLocalPort()
-	if err != nil {
-		return nil, err
-	}
-	peerPort, err := freeLocalPort()
-	if err != nil {
-		return nil, err
-	}
-	cu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", clientPort))
-	pu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", peerPort))
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.ExperimentalWatchProgressNotifyInterval = 5 * time.Second
 	// A revision-based auto compaction is off: the API server compacts, as upstream.
 	cfg.AutoCompactionMode = ""
 	cfg.QuotaBackendBytes = 8 * 1024 * 1024 * 1024
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("starting embedded etcd in %s: %w", dir, err)
+	var (
+		e  *embed.Etcd
+		cu *url.URL
+	)
+	for attempt := 1; ; attempt++ {
+		clientPort, err := pickPort()
+		if err != nil {
+			return nil, err
+		}
+		peerPort, err := pickPort()
+		if err != nil {
+			return nil, err
+		}
+		cu, _ = url.Parse(fmt.Sprintf("http://127.0.0.1:%d", clientPort))
+		pu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", peerPort))
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+		// etcd binds its listeners before it writes anything to dir, so a
+		// start that lost a port leaves nothing behind to start again.
+		e, err = embed.StartEtcd(cfg)
+		if err == nil {
+			break
+		}
+		if !AddrInUse(err) || attempt == listenAttempts {
+			return nil, fmt.Errorf("starting embedded etcd in %s: %w", dir, err)
+		}
+		klog.FromContext(ctx).Info("a port picked for the embedded etcd was taken before etcd bound it; picking others", "err", err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():

@@ -55,15 +55,9 @@ func Start(t testing.TB, customize func(*server.Options)) *TestServer {
 // tools that are not tests). Call TearDown when done.
 func StartServer(dir string, customize func(*server.Options)) (*TestServer, error) {
 	pki := filepath.Join(dir, "pki")
-	port, err := freePort()
+	port, err := pkiForFreePort(pki, dir)
 	if err != nil {
 		return nil, err
-	}
-	url := fmt.Sprintf("https://127.0.0.1:%d", port)
-	if _, err := certs.Generate(context.Background(), certs.Options{
-		Dir: pki, KubeconfigDir: dir, Server: url, Nodes: []string{"node-1"},
-	}); err != nil {
-		return nil, fmt.Errorf("generating certificates: %w", err)
 	}
 	tokens := filepath.Join(dir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte("test-admin-token,test-admin,uid-1,\"system:masters\"\ntest-user-token,test-user,uid-2\n"), 0o600); err != nil {
@@ -71,7 +65,6 @@ func StartServer(dir string, customize func(*server.Options)) (*TestServer, erro
 	}
 	opts := server.NewOptions()
 	opts.BindAddress = "127.0.0.1"
-	opts.SecurePort = port
 	opts.TLSCertFile = filepath.Join(pki, "apiserver.crt")
 	opts.TLSKeyFile = filepath.Join(pki, "apiserver.key")
 	opts.ClientCAFile = filepath.Join(pki, "ca.crt")
@@ -91,12 +84,28 @@ func StartServer(dir string, customize func(*server.Options)) (*TestServer, erro
 	if customize != nil {
 		customize(opts)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ctx = klog.NewContext(ctx, klog.Background().WithName("testserver"))
-	srv, err := server.Setup(ctx, opts)
-	if err != nil {
+	var (
+		srv    *server.Server
+		ctx    context.Context
+		cancel context.CancelFunc
+	)
+	for attempt := 1; ; attempt++ {
+		opts.SecurePort = port
+		ctx, cancel = context.WithCancel(context.Background())
+		ctx = klog.NewContext(ctx, klog.Background().WithName("testserver"))
+		if srv, err = server.Setup(ctx, opts); err == nil {
+			break
+		}
 		cancel()
-		return nil, err
+		// The port was free when picked, and another process (a parallel
+		// test's server, an outgoing connection) took it since: pick
+		// another, for which the kubeconfigs are written again.
+		if !server.AddrInUse(err) || attempt == listenAttempts {
+			return nil, err
+		}
+		if port, err = pkiForFreePort(pki, dir); err != nil {
+			return nil, err
+		}
 	}
 	ts := &TestServer{
 		URL: fmt.Sprintf("https://127.0.0.1:%d", srv.Port()), Dir: dir, PKIDir: pki,
@@ -170,4 +179,24 @@ func (ts *TestServer) HTTPClient() (*http.Client, error) {
 	return rest.HTTPClientFor(ts.AdminConfig)
 }
 
-func freePort() (int, error) { return server.FreeLocalPort() }
+// freePort picks the server's port; a test replaces it to hand out a
+// port in use.
+var freePort = server.FreeLocalPort
+
+// listenAttempts bounds how many ports StartServer tries.
+const listenAttempts = 5
+
+// pkiForFreePort picks a free port and writes the PKI in pki (kept if it is
+// there) and the kubeconfigs in dir for a server on that port.
+func pkiForFreePort(pki, dir string) (int, error) {
+	port, err := freePort()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := certs.Generate(context.Background(), certs.Options{
+		Dir: pki, KubeconfigDir: dir, Server: fmt.Sprintf("https://127.0.0.1:%d", port), Nodes: []string{"node-1"},
+	}); err != nil {
+		return 0, fmt.Errorf("generating certificates: %w", err)
+	}
+	return port, nil
+}
