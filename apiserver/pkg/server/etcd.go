@@ -39,9 +39,10 @@ func (b *etcdBackend) Close() {
 var pickPort = freeLocalPort
 
 // listenAttempts bounds how many times a listener is set up on new free
-// ports when the port picked was taken by another process between the
-// picking and the binding (an outgoing connection's ephemeral port, or a
-// parallel test's server), as happens when many servers start at once.
+// ports when the port picked was taken between the picking and the
+// binding: the kernel may hand a port just closed to the next pick (the
+// test server picks its own port, then its embedded etcd picks two), or
+// to an outgoing connection.
 const listenAttempts = 5
 
 // AddrInUse reports whether err is a listener's "address already in use".

@@ -97,9 +97,10 @@ func StartServer(dir string, customize func(*server.Options)) (*TestServer, erro
 			break
 		}
 		cancel()
-		// The port was free when picked, and another process (a parallel
-		// test's server, an outgoing connection) took it since: pick
-		// another, for which the kubeconfigs are written again.
+		// The port was free when picked and was taken since (by this
+		// server's embedded etcd, which picks its ports after, or by an
+		// outgoing connection): pick another, for which the kubeconfigs
+		// are written again.
 		if !server.AddrInUse(err) || attempt == listenAttempts {
 			return nil, err
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // TestStartPicksAgainWhenThePortIsTaken: a port taken between its picking
-// and the server's binding (as a parallel test's etcd or an outgoing
+// and the server's binding (as its own embedded etcd or an outgoing
 // connection can take it) does not fail the start: the server serves on
 // another port, and the admin kubeconfig, which kubectl reads, names it.
 func TestStartPicksAgainWhenThePortIsTaken(t *testing.T) {
