@@ -20,10 +20,7 @@ const listTarget = 300 * time.Millisecond
 // is the whole call: request, server, transfer and client-side decoding.
 func (b *bench) listPhase(ctx context.Context) error {
 	const ns = "bench-list"
-	if err := b.ensureNamespace(ctx, ns); err != nil {
-		return err
-	}
-	setup, err := b.newClients(ctx, b.o.clients, contentProtobuf)
+	setup, err := b.namespaceClients(ctx, ns, contentProtobuf)
 	if err != nil {
 		return err
 	}

@@ -42,19 +42,27 @@ func (b *bench) updatePhase(ctx context.Context) error {
 	return nil
 }
 
-// updatePodStatuses reads the pods prefix-000000 to prefix-<pods-1> in ns,
+// updatePodStatuses lists the pods prefix-000000 to prefix-<pods-1> in ns,
 // then has each client update the status of its own share of them (pod i
 // belongs to client i mod len(clients)), round after round, until count
 // updates are done.
 func updatePodStatuses(ctx context.Context, clients []*kubernetes.Clientset, ns, prefix string, pods, count int) (createResult, error) {
+	list, err := clients[0].CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return createResult{}, fmt.Errorf("listing the pods of %s: %w", ns, err)
+	}
+	byName := make(map[string]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
 	owned := make([][]*corev1.Pod, len(clients))
 	for i := 0; i < pods; i++ {
-		ci := i % len(clients)
-		p, err := clients[ci].CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("%s-%06d", prefix, i), metav1.GetOptions{})
-		if err != nil {
-			return createResult{}, fmt.Errorf("reading pod %s/%s-%06d: %w", ns, prefix, i, err)
+		name := fmt.Sprintf("%s-%06d", prefix, i)
+		p, ok := byName[name]
+		if !ok {
+			return createResult{}, fmt.Errorf("pod %s/%s is not listed", ns, name)
 		}
-		owned[ci] = append(owned[ci], p)
+		owned[i%len(clients)] = append(owned[i%len(clients)], p)
 	}
 	lat := make([][]time.Duration, len(clients))
 	errs := make([]error, len(clients))
