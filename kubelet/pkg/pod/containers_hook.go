@@ -83,9 +83,10 @@ func (h *ContainersHook) syncContainer(ctx context.Context, s *State, c *corev1.
 		if err := h.start(ctx, s, c, cur.Attempt()+1); err != nil {
 			return err
 		}
-		// Keep the last exited container for lastState; older ones go.
+		// Keep the last exited container for lastState; older ones go,
+		// with their logs.
 		if prev != nil {
-			return h.Runtime.RemoveContainer(ctx, prev.ID)
+			return h.remove(ctx, s, *prev)
 		}
 	}
 	return nil
@@ -187,7 +188,7 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 		Env:        env,
 		WorkingDir: c.WorkingDir,
 		Hostname:   s.Pod.Name,
-		LogPath:    filepath.Join(h.LogDir, string(s.Pod.UID), c.Name, strconv.Itoa(attempt)+".log"),
+		LogPath:    h.logPath(s.Pod, c.Name, attempt),
 	}
 	if s.Sandbox != nil {
 		spec.NetNSPath = s.Sandbox.NetNSPath
@@ -306,6 +307,58 @@ func (h *ContainersHook) Destroy(ctx context.Context, s *State) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Release stops the pod's running containers within the grace period, in
+// parallel, and keeps them and their logs: a finished pod's containers
+// are read by `kubectl logs` until the pod is deleted.
+func (h *ContainersHook) Release(ctx context.Context, s *State) error {
+	all, err := h.Runtime.ListContainers(ctx, s.Pod.UID)
+	if err != nil {
+		return err
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for _, c := range all {
+		if c.PodUID() != s.Pod.UID || c.State != StateRunning {
+			continue
+		}
+		wg.Add(1)
+		go func(c Container) {
+			defer wg.Done()
+			h.event(s.Pod, corev1.EventTypeNormal, "Killing", "Stopping container "+c.Name())
+			if err := h.Runtime.StopContainer(ctx, c.ID, s.GracePeriod); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("stopping container %s: %w", c.Name(), err))
+				mu.Unlock()
+			}
+		}(c)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// remove removes an exited container and its log file.
+func (h *ContainersHook) remove(ctx context.Context, s *State, c Container) error {
+	if err := h.Runtime.RemoveContainer(ctx, c.ID); err != nil {
+		return err
+	}
+	if h.LogDir == "" {
+		return nil
+	}
+	err := os.Remove(h.logPath(s.Pod, c.Name(), c.Attempt()))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// logPath is where the log of a container's attempt is written.
+func (h *ContainersHook) logPath(pod *corev1.Pod, name string, attempt int) string {
+	return filepath.Join(h.LogDir, string(pod.UID), name, strconv.Itoa(attempt)+".log")
 }
 
 func (h *ContainersHook) stopAndRemove(ctx context.Context, s *State, c Container) error {

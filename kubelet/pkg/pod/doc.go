@@ -26,10 +26,12 @@
 // and sends it when it changed. Init containers run one after the other
 // before the app containers; exited containers restart as the restart
 // policy says, after upstream's back-off (0, 10 s, 20 s, ... 5 min). When
-// the pod reaches Succeeded or Failed its containers and sandbox are
-// released; when it is being deleted the worker stops the containers
-// within the grace period, tears everything down and deletes the pod
-// object with grace period 0.
+// the pod reaches Succeeded or Failed, what it holds is released
+// (Lifecycle.Release: its sandbox, cgroup and volumes go) but its exited
+// containers and their logs stay, as upstream's, so that `kubectl logs`
+// reads a finished pod; when it is being deleted the worker stops the
+// containers within the grace period, tears everything down (containers
+// and logs too) and deletes the pod object with grace period 0.
 //
 // The network hook checks on every sync that the pod's network namespace
 // is still there (SandboxChecker). When it is gone (`ip netns delete`, or

@@ -35,6 +35,17 @@ type Destroyer interface {
 	Destroy(ctx context.Context, s *State) error
 }
 
+// Releaser frees what a pod that has finished (Succeeded or Failed) holds
+// while keeping what a finished pod still shows until its object is
+// deleted: the containers hook stops the containers but keeps the exited
+// ones and their logs, as upstream's kubelet keeps them for `kubectl logs`
+// until the pod is deleted. A hook that is not a Releaser is destroyed
+// when the pod finishes.
+type Releaser interface {
+	Hook
+	Release(ctx context.Context, s *State) error
+}
+
 // Lifecycle is the ordered list of hooks.
 type Lifecycle struct {
 	Hooks []Hook
@@ -80,6 +91,25 @@ func (l *Lifecycle) Destroy(ctx context.Context, s *State) error {
 			if err := d.Destroy(ctx, s); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", l.Hooks[i].Name(), err))
 			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Release runs, in reverse order, every hook's Release, or its Destroy
+// when it has none, and joins their errors.
+func (l *Lifecycle) Release(ctx context.Context, s *State) error {
+	var errs []error
+	for i := len(l.Hooks) - 1; i >= 0; i-- {
+		var err error
+		switch h := l.Hooks[i].(type) {
+		case Releaser:
+			err = h.Release(ctx, s)
+		case Destroyer:
+			err = h.Destroy(ctx, s)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", l.Hooks[i].Name(), err))
 		}
 	}
 	return errors.Join(errs...)

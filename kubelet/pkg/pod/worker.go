@@ -137,7 +137,8 @@ func (w *Worker) Pod() *corev1.Pod {
 }
 
 // Finished says the pod has terminated here (succeeded, failed or
-// evicted) and holds no containers any more.
+// evicted) and runs no containers any more (a succeeded or failed pod
+// keeps its exited ones until it is deleted; an evicted pod does not).
 func (w *Worker) Finished() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -298,10 +299,13 @@ func (w *Worker) send(ctx context.Context, pod *corev1.Pod, st corev1.PodStatus)
 	return nil
 }
 
-// finish releases what a pod that has terminated holds (its containers and
-// network) once its final status is sent; the pod object stays.
+// finish releases what a pod that has terminated holds (its running
+// processes, network, cgroup and volumes) once its final status is sent;
+// the pod object, its exited containers and their logs stay until the pod
+// is deleted, as upstream's.
 func (w *Worker) finish(ctx context.Context) {
-	if err := w.cfg.Lifecycle.Destroy(ctx, w.state); err != nil {
+	w.state.GracePeriod = GracePeriod(w.state.Pod)
+	if err := w.cfg.Lifecycle.Release(ctx, w.state); err != nil {
 		klog.FromContext(ctx).Error(err, "Releasing a terminated pod; will retry")
 		return
 	}

@@ -2,6 +2,8 @@ package pod
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -177,10 +179,10 @@ func TestWorkerRestartPolicyNever(t *testing.T) {
 			if st.Phase != tt.want || st.ContainerStatuses[0].State.Terminated == nil || st.ContainerStatuses[0].State.Terminated.ExitCode != tt.code {
 				t.Fatalf("status = %+v", st)
 			}
-			// A terminated pod releases its containers and network but
-			// keeps its object.
-			if h.rt.count() != 0 || len(h.net.sandbox) != 0 || h.status.deleted != 0 {
-				t.Errorf("containers %d sandboxes %d deletes %d", h.rt.count(), len(h.net.sandbox), h.status.deleted)
+			// A terminated pod releases its network but keeps its object
+			// and its exited container, for its logs.
+			if h.rt.count() != 1 || len(h.net.sandbox) != 0 || h.status.deleted != 0 || len(h.rt.callsWith("remove")) != 0 {
+				t.Errorf("containers %d sandboxes %d deletes %d removes %v", h.rt.count(), len(h.net.sandbox), h.status.deleted, h.rt.callsWith("remove"))
 			}
 			n := len(h.status.statuses)
 			h.sync(t)
@@ -534,5 +536,96 @@ func TestWorkerEvict(t *testing.T) {
 	case <-h.w.Evict(Eviction{Reason: "Evicted"}):
 	default:
 		t.Error("evicting a finished pod again does not report done")
+	}
+}
+
+// A pod that finished keeps its exited containers and their logs (for
+// `kubectl logs`) while its network goes; deleting it removes them.
+func TestWorkerFinishedPodKeepsContainersUntilDeleted(t *testing.T) {
+	p := testPod(corev1.RestartPolicyOnFailure, "busybox")
+	h := newHarness(p)
+	logDir := t.TempDir()
+	for _, hk := range h.w.cfg.Lifecycle.Hooks {
+		if ch, ok := hk.(*ContainersHook); ok {
+			ch.LogDir = logDir
+		}
+	}
+	writeLog := func(attempt string) string {
+		path := filepath.Join(logDir, "u1", "c", attempt+".log")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("out\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	h.sync(t)
+	log0 := writeLog("0")
+	h.rt.exit("c", 1) // restarted at once: attempt 1
+	h.sync(t)
+	log1 := writeLog("1")
+	h.rt.exit("c", 0)
+	h.clock.Step(time.Second)
+	h.sync(t)
+	if st := h.status.last(); st.Phase != corev1.PodSucceeded {
+		t.Fatalf("phase = %s, want Succeeded", st.Phase)
+	}
+	if !h.w.Finished() {
+		t.Error("Finished() = false")
+	}
+	if h.rt.count() != 2 || len(h.rt.callsWith("remove")) != 0 || len(h.net.sandbox) != 0 {
+		t.Errorf("after finishing: containers %d removes %v sandboxes %d; want both attempts kept, the sandbox gone",
+			h.rt.count(), h.rt.callsWith("remove"), len(h.net.sandbox))
+	}
+	for _, path := range []string{log0, log1} {
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("log of a finished pod: %v", err)
+		}
+	}
+	// Deleted: everything goes, logs too.
+	d := p.DeepCopy()
+	now := metav1.NewTime(h.clock.Now())
+	d.DeletionTimestamp = &now
+	h.w.Update(d)
+	if !h.sync(t) {
+		t.Fatal("the deleted pod's worker did not finish")
+	}
+	if h.rt.count() != 0 || h.status.deleted != 1 {
+		t.Errorf("after deletion: containers %d deletes %d", h.rt.count(), h.status.deleted)
+	}
+	if _, err := os.Stat(filepath.Join(logDir, "u1")); !os.IsNotExist(err) {
+		t.Errorf("the pod's logs are left after its deletion: %v", err)
+	}
+}
+
+// A restarted container's older attempts go with their logs; the last
+// one stays for lastState and `--previous`.
+func TestContainersHookRemovesOlderAttemptLogs(t *testing.T) {
+	h := newHarness(testPod(corev1.RestartPolicyAlways, "busybox"))
+	logDir := t.TempDir()
+	for _, hk := range h.w.cfg.Lifecycle.Hooks {
+		if ch, ok := hk.(*ContainersHook); ok {
+			ch.LogDir = logDir
+		}
+	}
+	h.sync(t)
+	for _, a := range []string{"0", "1"} {
+		path := filepath.Join(logDir, "u1", "c", a+".log")
+		_ = os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.rt.exit("c", 1)
+	h.sync(t) // attempt 1 starts; 0 is kept as the previous one
+	h.rt.exit("c", 1)
+	h.clock.Step(11 * time.Second)
+	h.sync(t) // attempt 2 starts; 0 goes
+	if _, err := os.Stat(filepath.Join(logDir, "u1", "c", "0.log")); !os.IsNotExist(err) {
+		t.Errorf("attempt 0's log: %v, want removed with its container", err)
+	}
+	if _, err := os.Stat(filepath.Join(logDir, "u1", "c", "1.log")); err != nil {
+		t.Errorf("attempt 1's log: %v, want kept", err)
 	}
 }
