@@ -251,7 +251,7 @@ func baseResources() []*Resource {
 			Version: "v1", Kind: "Service", Resource: "services", SingularName: "service", Namespaced: true,
 			ShortNames: []string{"svc"}, Categories: []string{"all"}, EtcdPrefix: "services/specs",
 			New: func() runtime.Object { return &corev1.Service{} }, NewList: func() runtime.Object { return &corev1.ServiceList{} },
-			Strategy: main(), StatusStrategy: status(), ReturnDeletedObject: true,
+			Strategy: serviceStrategy{main()}, StatusStrategy: status(), ReturnDeletedObject: true,
 		},
 		{
 			Version: "v1", Kind: "Endpoints", Resource: "endpoints", SingularName: "endpoints", Namespaced: true,

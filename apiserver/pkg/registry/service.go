@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -115,137 +116,204 @@ func (a *ServiceAllocator) BeforeCreate(ctx context.Context, obj runtime.Object)
 	if !ok {
 		return func() {}, nil
 	}
-	var keys []string
-	rollback := func() {
-		for _, k := range keys {
-			a.release(context.WithoutCancel(ctx), k, svcOwner(svc))
-		}
-	}
-	if err := a.allocate(ctx, svc, nil, &keys); err != nil {
-		rollback()
-		return nil, err
-	}
-	return rollback, nil
+	return a.allocate(ctx, svc, nil)
 }
 
-// BeforeUpdate keeps allocations across updates and adds node ports when a
-// Service becomes NodePort or LoadBalancer.
+// BeforeUpdate allocates what an update adds: a cluster IP for a Service
+// that stops being ExternalName, node ports for new or changed ports, a
+// health check node port. What the update gives up is released by
+// AfterUpdate, once the update is stored.
 func (a *ServiceAllocator) BeforeUpdate(ctx context.Context, obj, old runtime.Object) (func(), error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
 		return func() {}, nil
 	}
-	oldSvc := old.(*corev1.Service)
+	return a.allocate(ctx, svc, old.(*corev1.Service))
+}
+
+// AfterUpdate releases what the stored update no longer holds: the cluster
+// IPs of a Service that became ExternalName, the node ports of one that
+// became ClusterIP, ports removed or changed.
+func (a *ServiceAllocator) AfterUpdate(ctx context.Context, obj, old runtime.Object) {
+	svc, ok1 := obj.(*corev1.Service)
+	oldSvc, ok2 := old.(*corev1.Service)
+	if !ok1 || !ok2 {
+		return
+	}
+	keep := map[string]bool{}
+	for _, k := range a.keysOf(svc) {
+		keep[k] = true
+	}
+	ctx = context.WithoutCancel(ctx)
+	for _, k := range a.keysOf(oldSvc) {
+		if !keep[k] {
+			a.release(ctx, k, svcOwner(oldSvc))
+		}
+	}
+}
+
+// keysOf lists the allocation keys a stored Service holds.
+func (a *ServiceAllocator) keysOf(svc *corev1.Service) []string {
+	var keys []string
+	if needsClusterIP(svc) {
+		ips := svc.Spec.ClusterIPs
+		if len(ips) == 0 && svc.Spec.ClusterIP != "" {
+			ips = []string{svc.Spec.ClusterIP}
+		}
+		for _, ip := range ips {
+			if ip != "" && ip != corev1.ClusterIPNone {
+				keys = append(keys, a.ipKey(ip))
+			}
+		}
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			keys = append(keys, a.portKey(p.NodePort))
+		}
+	}
+	if svc.Spec.HealthCheckNodePort != 0 {
+		keys = append(keys, a.portKey(svc.Spec.HealthCheckNodePort))
+	}
+	return keys
+}
+
+func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Service) (func(), error) {
+	owner := svcOwner(svc)
 	var keys []string
 	rollback := func() {
 		for _, k := range keys {
-			a.release(context.WithoutCancel(ctx), k, svcOwner(svc))
+			a.release(context.WithoutCancel(ctx), k, owner)
 		}
 	}
-	if err := a.allocate(ctx, svc, oldSvc, &keys); err != nil {
+	fail := func(err error) (func(), error) {
 		rollback()
 		return nil, err
+	}
+	gk := corev1.SchemeGroupVersion.WithKind("Service").GroupKind()
+	held := map[string]bool{}
+	if old != nil {
+		for _, k := range a.keysOf(old) {
+			held[k] = true
+		}
+	}
+	// reserveOrRefuse takes a key the client asked for by value.
+	reserveOrRefuse := func(key string, path *field.Path, value any, what string) error {
+		if held[key] {
+			return nil
+		}
+		ok, err := a.reserve(ctx, key, owner)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return apierrors.NewInvalid(gk, svc.Name, field.ErrorList{field.Invalid(path, value, what)})
+		}
+		held[key] = true
+		keys = append(keys, key)
+		return nil
+	}
+
+	// Cluster IPs: on create, and when an update turns an ExternalName
+	// Service (or one stored without an IP) into one that has an IP.
+	if needsClusterIP(svc) && !isHeadless(svc) && (old == nil || !needsClusterIP(old) || old.Spec.ClusterIP == "") {
+		if svc.Spec.ClusterIP == "" {
+			ip, err := a.allocateIP(ctx, owner)
+			if err != nil {
+				return fail(err)
+			}
+			keys = append(keys, a.ipKey(ip))
+			held[a.ipKey(ip)] = true
+			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
+		} else {
+			ip := svc.Spec.ClusterIP
+			path := field.NewPath("spec", "clusterIPs").Index(0)
+			addr, err := netip.ParseAddr(ip)
+			if err != nil {
+				return fail(apierrors.NewInvalid(gk, svc.Name, field.ErrorList{field.Invalid(path, ip, "must be a valid IP address")}))
+			}
+			if !a.CIDR.Contains(addr) {
+				return fail(apierrors.NewInvalid(gk, svc.Name, field.ErrorList{field.Invalid(path, ip,
+					fmt.Sprintf("failed to allocate IP %s: the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, ip, a.CIDR))}))
+			}
+			if err := reserveOrRefuse(a.ipKey(ip), path, ip, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", ip)); err != nil {
+				return fail(err)
+			}
+			if len(svc.Spec.ClusterIPs) == 0 {
+				svc.Spec.ClusterIPs = []string{ip}
+			}
+		}
+	}
+
+	// Node ports: those asked for are reserved; those left at 0 are given
+	// unless a LoadBalancer says allocateLoadBalancerNodePorts: false. A
+	// service port number served over two protocols gets one node port.
+	if needsNodePorts(svc.Spec.Type) {
+		byPort := map[int32]int32{}
+		for _, p := range svc.Spec.Ports {
+			if p.NodePort != 0 {
+				if _, ok := byPort[p.Port]; !ok {
+					byPort[p.Port] = p.NodePort
+				}
+			}
+		}
+		for i := range svc.Spec.Ports {
+			p := &svc.Spec.Ports[i]
+			if p.NodePort == 0 {
+				if !shouldAllocateNodePorts(svc) {
+					continue
+				}
+				if np, ok := byPort[p.Port]; ok {
+					p.NodePort = np
+					continue
+				}
+				port, err := a.allocatePort(ctx, owner)
+				if err != nil {
+					return fail(err)
+				}
+				keys = append(keys, a.portKey(port))
+				held[a.portKey(port)] = true
+				p.NodePort, byPort[p.Port] = port, port
+				continue
+			}
+			path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
+			if err := a.checkPortRange(gk, svc.Name, path, p.NodePort); err != nil {
+				return fail(err)
+			}
+			if err := reserveOrRefuse(a.portKey(p.NodePort), path, p.NodePort, "provided port is already allocated"); err != nil {
+				return fail(err)
+			}
+		}
+	}
+
+	// The health check node port of a LoadBalancer with
+	// externalTrafficPolicy: Local.
+	if needsHCNodePort(svc) {
+		if hc := svc.Spec.HealthCheckNodePort; hc != 0 {
+			path := field.NewPath("spec", "healthCheckNodePort")
+			if err := a.checkPortRange(gk, svc.Name, path, hc); err != nil {
+				return fail(err)
+			}
+			if err := reserveOrRefuse(a.portKey(hc), path, hc, "provided port is already allocated"); err != nil {
+				return fail(err)
+			}
+		} else {
+			port, err := a.allocatePort(ctx, owner)
+			if err != nil {
+				return fail(err)
+			}
+			keys = append(keys, a.portKey(port))
+			svc.Spec.HealthCheckNodePort = port
+		}
 	}
 	return rollback, nil
 }
 
-func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Service, keys *[]string) error {
-	owner := svcOwner(svc)
-	gk := corev1.SchemeGroupVersion.WithKind("Service").GroupKind()
-	if old != nil {
-		// Upstream's patchAllocatedValues: an update that leaves these out keeps them.
-		if svc.Spec.ClusterIP == "" && svc.Spec.Type != corev1.ServiceTypeExternalName {
-			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
-			svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy = old.Spec.IPFamilies, old.Spec.IPFamilyPolicy
-		}
-		if needsNodePorts(svc.Spec.Type) && needsNodePorts(old.Spec.Type) {
-			oldPorts := map[string]int32{}
-			for _, p := range old.Spec.Ports {
-				oldPorts[fmt.Sprintf("%s/%d", p.Protocol, p.Port)] = p.NodePort
-			}
-			for i := range svc.Spec.Ports {
-				p := &svc.Spec.Ports[i]
-				if p.NodePort == 0 {
-					p.NodePort = oldPorts[fmt.Sprintf("%s/%d", p.Protocol, p.Port)]
-				}
-			}
-		}
-	}
-	if svc.Spec.Type != corev1.ServiceTypeExternalName && (old == nil || old.Spec.ClusterIP == "") {
-		switch svc.Spec.ClusterIP {
-		case corev1.ClusterIPNone:
-			svc.Spec.ClusterIPs = []string{corev1.ClusterIPNone}
-		case "":
-			ip, err := a.allocateIP(ctx, owner)
-			if err != nil {
-				return err
-			}
-			*keys = append(*keys, a.ipKey(ip))
-			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
-		default:
-			addr, err := netip.ParseAddr(svc.Spec.ClusterIP)
-			if err != nil || !a.CIDR.Contains(addr) {
-				return apierrors.NewInvalid(gk, svc.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), svc.Spec.ClusterIP,
-					fmt.Sprintf("failed to allocate IP %s: the provided IP (%s) is not in the valid range. The range of valid IPs is %s", svc.Spec.ClusterIP, svc.Spec.ClusterIP, a.CIDR))})
-			}
-			ok, err := a.reserve(ctx, a.ipKey(svc.Spec.ClusterIP), owner)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return apierrors.NewInvalid(gk, svc.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), svc.Spec.ClusterIP,
-					fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", svc.Spec.ClusterIP))})
-			}
-			*keys = append(*keys, a.ipKey(svc.Spec.ClusterIP))
-			svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
-		}
-		if svc.Spec.ClusterIP != corev1.ClusterIPNone || len(svc.Spec.IPFamilies) == 0 {
-			svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
-		}
-		if svc.Spec.IPFamilyPolicy == nil {
-			single := corev1.IPFamilyPolicySingleStack
-			svc.Spec.IPFamilyPolicy = &single
-		}
-	}
-	if needsNodePorts(svc.Spec.Type) {
-		for i := range svc.Spec.Ports {
-			p := &svc.Spec.Ports[i]
-			if p.NodePort == 0 {
-				port, err := a.allocatePort(ctx, owner)
-				if err != nil {
-					return err
-				}
-				*keys = append(*keys, a.portKey(port))
-				p.NodePort = port
-				continue
-			}
-			if old != nil && hasNodePort(old, p.NodePort) {
-				continue
-			}
-			if int(p.NodePort) < a.NodePort.Base || int(p.NodePort) >= a.NodePort.Base+a.NodePort.Size {
-				return apierrors.NewInvalid(gk, svc.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort,
-					fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", a.NodePort.Base, a.NodePort.Base+a.NodePort.Size-1))})
-			}
-			ok, err := a.reserve(ctx, a.portKey(p.NodePort), owner)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return apierrors.NewInvalid(gk, svc.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort, "provided port is already allocated")})
-			}
-			*keys = append(*keys, a.portKey(p.NodePort))
-		}
+func (a *ServiceAllocator) checkPortRange(gk schema.GroupKind, name string, path *field.Path, port int32) error {
+	if int(port) < a.NodePort.Base || int(port) >= a.NodePort.Base+a.NodePort.Size {
+		return apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(path, port,
+			fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", a.NodePort.Base, a.NodePort.Base+a.NodePort.Size-1))})
 	}
 	return nil
-}
-
-func hasNodePort(svc *corev1.Service, port int32) bool {
-	for _, p := range svc.Spec.Ports {
-		if p.NodePort == port {
-			return true
-		}
-	}
-	return false
 }
 
 // AfterDelete releases what the Service held.
@@ -255,17 +323,10 @@ func (a *ServiceAllocator) AfterDelete(ctx context.Context, obj runtime.Object) 
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	for _, ip := range svc.Spec.ClusterIPs {
-		if ip != corev1.ClusterIPNone {
-			a.release(ctx, a.ipKey(ip), svcOwner(svc))
-		}
-	}
-	for _, p := range svc.Spec.Ports {
-		if p.NodePort != 0 {
-			a.release(ctx, a.portKey(p.NodePort), svcOwner(svc))
-		}
+	for _, k := range a.keysOf(svc) {
+		a.release(ctx, k, svcOwner(svc))
 	}
 }
 
-// ReserveKubernetesIP takes the first address for the kubernetes Service.
+// FirstIP is the first address of the range, the kubernetes Service's.
 func (a *ServiceAllocator) FirstIP() string { return a.nth(0) }

@@ -34,6 +34,12 @@ type UpdateHook interface {
 	BeforeUpdate(ctx context.Context, obj, old runtime.Object) (rollback func(), err error)
 }
 
+// UpdateCommitHook runs after an update is stored, with the object it
+// replaced, e.g. to release the node ports a Service no longer has.
+type UpdateCommitHook interface {
+	AfterUpdate(ctx context.Context, obj, old runtime.Object)
+}
+
 // DeleteHook runs after an object is gone, e.g. to release a Service IP.
 type DeleteHook interface {
 	AfterDelete(ctx context.Context, obj runtime.Object)
@@ -299,11 +305,14 @@ func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 	key := s.Key(ns, name)
 	created := false
 	var rollbacks []func()
+	// replaced is the object the last attempt updated.
+	var replaced runtime.Object
 	tryUpdate := func(existing runtime.Object) (runtime.Object, error) {
 		for _, r := range rollbacks {
 			r()
 		}
 		rollbacks = nil
+		replaced = existing
 		em, err := meta.Accessor(existing)
 		if err != nil {
 			return nil, err
@@ -453,6 +462,9 @@ func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 			r()
 		}
 		return nil, false, err
+	}
+	if h, ok := s.Hooks.(UpdateCommitHook); ok && !created && replaced != nil {
+		h.AfterUpdate(ctx, out, replaced)
 	}
 	// An update that removed the last finalizer of an object being deleted
 	// completes the deletion.
