@@ -56,6 +56,12 @@ type Options struct {
 
 	ServiceClusterIPRange string
 	ServiceNodePortRange  string
+	// ServiceRepairInterval is how often the Service allocations are
+	// repaired (upstream: 3 minutes); ServiceRepairLeakPasses how many
+	// passes in a row must find an allocation without a Service before it
+	// is freed (upstream: 3). Not flags: tests shorten them.
+	ServiceRepairInterval   time.Duration
+	ServiceRepairLeakPasses int
 
 	// How the API server reaches kubelets (pods/log, exec, attach,
 	// portforward), upstream's --kubelet-* flags.
@@ -85,6 +91,8 @@ func NewOptions() *Options {
 		EtcdCompactionInterval:       5 * time.Minute,
 		ServiceClusterIPRange:        "10.96.0.0/16",
 		ServiceNodePortRange:         "30000-32767",
+		ServiceRepairInterval:        3 * time.Minute,
+		ServiceRepairLeakPasses:      3,
 		WatchCacheSize:               10000,
 		KubeletPreferredAddressTypes: append([]string(nil), kubeletclient.DefaultAddressTypes...),
 		BookmarkInterval:             time.Minute,

@@ -341,6 +341,7 @@ func (s *Server) Run(ctx context.Context) error {
 	})
 	g.Go(func() error { return s.runBootstrap(gctx) })
 	g.Go(func() error { return s.runAuthorizerFeeds(gctx) })
+	g.Go(func() error { return s.runServiceRepair(gctx) })
 	g.Go(func() error { return s.newCRDController().Run(gctx) })
 	g.Go(func() error { return s.runOpenAPIRebuilds(gctx) })
 	if s.opts.EtcdCompactionInterval > 0 {
