@@ -191,6 +191,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	cfg.Metrics = kubelet.NewMetrics(cfg.Registry, func() int { return k.RunningPods() })
 	runtime := kubelet.Instrument(rt, cfg.Metrics)
 	env := pod.EnvContext{Objects: kubelet.Objects{Client: client}, HostIP: nodeIP, NodeAllocatable: machine.Capacity()}
+	handlers := &pod.HandlerRunner{Runtime: runtime}
 	lifecycle := &pod.Lifecycle{Hooks: []pod.Hook{
 		&pod.NetworkHook{Network: network, HostIP: nodeIP},
 		&pod.CgroupHook{Cgroups: cgroups},
@@ -199,8 +200,11 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 			Mounter: kubelet.HostMounter{}, Recorder: recorder,
 		},
 		&pod.ImagesHook{Runtime: runtime, Recorder: recorder, Secrets: env.Objects},
-		&pod.ContainersHook{Runtime: runtime, LogDir: filepath.Join(o.RootDir, "logs"), Recorder: recorder, Env: env},
-		&pod.ProbesHook{Runtime: runtime, Probe: (&pod.Prober{Runtime: runtime}).Probe, Recorder: recorder},
+		&pod.ContainersHook{
+			Runtime: runtime, LogDir: filepath.Join(o.RootDir, "logs"), PodsDir: filepath.Join(o.RootDir, "pods"),
+			Recorder: recorder, Env: env, Handlers: handlers,
+		},
+		&pod.ProbesHook{Runtime: runtime, Probe: (&pod.Prober{Runtime: runtime}).Probe, Recorder: recorder, Handlers: handlers},
 	}}
 	var evictions *eviction.Manager
 	k = kubelet.New(kubelet.Options{

@@ -263,7 +263,8 @@ func (r *Runtime) imageErr(ref, what string, err error) error {
 	return fmt.Errorf("%s %s: %w", what, ref, err)
 }
 
-const labelLogPath = "skiff.dev/log-path"
+// labelLogPath is the container's log file (as the pod package labels it).
+const labelLogPath = pod.LabelLogPath
 
 // ProcessArgs is upstream's rule: command replaces the image's
 // entrypoint, args replace its cmd; command without args drops the cmd.

@@ -36,8 +36,15 @@ type ContainersHook struct {
 	Runtime Runtime
 	Env     EnvContext
 	// LogDir holds the containers' logs: <LogDir>/<pod uid>/<name>/<attempt>.log.
-	LogDir   string
+	LogDir string
+	// PodsDir holds the files bind-mounted at containers'
+	// terminationMessagePath: <PodsDir>/<pod uid>/containers/<name>/<id>
+	// (none when empty).
+	PodsDir  string
 	Recorder record.EventRecorder
+	// Handlers runs the containers' postStart and preStop hooks (none
+	// when nil).
+	Handlers *HandlerRunner
 }
 
 // Name implements Hook.
@@ -129,6 +136,17 @@ func (h *ContainersHook) start(ctx context.Context, s *State, c *corev1.Containe
 	h.event(s.Pod, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
 	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(s.Pod), "container", c.Name, "id", spec.ID, "attempt", attempt,
 		"createAndStart", time.Since(created))
+	if msg, err := h.Handlers.PostStart(ctx, s, c, spec.ID); err != nil {
+		// As upstream: the container is killed (its preStop hook runs)
+		// and restarts as its policy says; the message stays out of the
+		// event, as it may hold secrets.
+		klog.FromContext(ctx).Info("PostStart hook failed", "pod", klog.KObj(s.Pod), "container", c.Name, "err", err, "message", msg)
+		h.event(s.Pod, corev1.EventTypeWarning, ReasonFailedPostStartHook, "PostStartHook failed")
+		s.Errors[c.Name] = ContainerError{Reason: ReasonPostStartHookError, Message: msg}
+		h.event(s.Pod, corev1.EventTypeNormal, "Killing", ReasonFailedPostStartHook)
+		cur := Container{ID: spec.ID, Labels: spec.Labels, State: StateRunning}
+		return h.Handlers.StopContainer(ctx, h.Runtime, h.Recorder, s, cur, GracePeriod(s.Pod))
+	}
 	return nil
 }
 
@@ -196,6 +214,17 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 	spec.HostNetwork = s.Pod.Spec.HostNetwork
 	if spec.Mounts, err = mounts(s, c); err != nil {
 		return ContainerSpec{}, err
+	}
+	if spec.LogPath != "" {
+		spec.Labels[LabelLogPath] = spec.LogPath
+	}
+	if c.TerminationMessagePath != "" && h.PodsDir != "" && !mountsPath(c, filepath.Clean(c.TerminationMessagePath)) {
+		p, err := terminationFile(h.PodsDir, s.Pod, c.Name, id)
+		if err != nil {
+			return ContainerSpec{}, fmt.Errorf("creating the termination message file: %w", err)
+		}
+		spec.Labels[LabelTerminationMessagePath] = p
+		spec.Mounts = append(spec.Mounts, Mount{Source: p, Destination: c.TerminationMessagePath})
 	}
 	spec.Security = SecurityFor(s.Pod, c)
 	spec.MemoryLimit, spec.CPUShares, spec.CPUQuota, spec.CPUPeriod = CgroupResources(c.Resources)
@@ -330,7 +359,7 @@ func (h *ContainersHook) Release(ctx context.Context, s *State) error {
 		go func(c Container) {
 			defer wg.Done()
 			h.event(s.Pod, corev1.EventTypeNormal, "Killing", "Stopping container "+c.Name())
-			if err := h.Runtime.StopContainer(ctx, c.ID, s.GracePeriod); err != nil {
+			if err := h.Handlers.StopContainer(ctx, h.Runtime, h.Recorder, s, c, s.GracePeriod); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("stopping container %s: %w", c.Name(), err))
 				mu.Unlock()
@@ -364,7 +393,7 @@ func (h *ContainersHook) logPath(pod *corev1.Pod, name string, attempt int) stri
 func (h *ContainersHook) stopAndRemove(ctx context.Context, s *State, c Container) error {
 	if c.State == StateRunning {
 		h.event(s.Pod, corev1.EventTypeNormal, "Killing", "Stopping container "+c.Name())
-		if err := h.Runtime.StopContainer(ctx, c.ID, s.GracePeriod); err != nil {
+		if err := h.Handlers.StopContainer(ctx, h.Runtime, h.Recorder, s, c, s.GracePeriod); err != nil {
 			return fmt.Errorf("stopping container %s: %w", c.Name(), err)
 		}
 	}

@@ -29,7 +29,12 @@ type fakeRuntime struct {
 	now        func() time.Time
 	startErr   error
 	execCode   *int32
-	stopErr    error
+	// execCodes, when set, give the exit code of a command (joined
+	// with spaces), before execCode.
+	execCodes map[string]int32
+	stopErr   error
+	// onCreate, when set, sees each container spec created.
+	onCreate func(ContainerSpec)
 	// onPull, when set, runs during each pull (to let time pass).
 	onPull func()
 	// lostAfterPull images are removed again right after their pull, as
@@ -82,6 +87,9 @@ func (f *fakeRuntime) CreateContainer(_ context.Context, s ContainerSpec) error 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("create " + s.Labels[LabelContainerName] + " " + s.Labels[LabelAttempt] + " env=" + strings.Join(s.Env, ","))
+	if f.onCreate != nil {
+		f.onCreate(s)
+	}
 	if _, ok := f.images[s.Image]; !ok {
 		return fmt.Errorf("image %s: %w", s.Image, ErrImageNotFound)
 	}
@@ -141,6 +149,9 @@ func (f *fakeRuntime) Exec(_ context.Context, id string, cmd []string, _ time.Du
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("exec " + strings.Join(cmd, " "))
+	if code, ok := f.execCodes[strings.Join(cmd, " ")]; ok {
+		return code, []byte("out"), nil
+	}
 	if f.execCode != nil {
 		return *f.execCode, []byte("out"), nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,6 +49,9 @@ type ProbesHook struct {
 	Runtime  Runtime
 	Probe    ProbeFunc
 	Recorder record.EventRecorder
+	// Handlers runs the preStop hook of a container being killed (none
+	// when nil).
+	Handlers *HandlerRunner
 }
 
 // Name implements Hook.
@@ -144,7 +148,7 @@ func (h *ProbesHook) kill(ctx context.Context, s *State, c *corev1.Container, cu
 	}
 	delete(s.Probes, c.Name)
 	s.Changed = true
-	return h.Runtime.StopContainer(ctx, cur.ID, GracePeriod(s.Pod))
+	return h.Handlers.StopContainer(ctx, h.Runtime, h.Recorder, s, *cur, GracePeriod(s.Pod))
 }
 
 // probeSettings applies upstream's defaults to a probe.
@@ -212,9 +216,23 @@ func (p *Prober) Probe(ctx context.Context, s *State, c *corev1.Container, cur *
 }
 
 func httpProbe(ctx context.Context, g *corev1.HTTPGetAction, c *corev1.Container, podIP string, timeout time.Duration) (bool, string) {
-	port, err := resolvePort(g.Port, c)
+	code, err := httpGet(ctx, g, c, podIP, timeout, "kube-probe/1.32")
 	if err != nil {
 		return false, err.Error()
+	}
+	if code < 200 || code >= 400 {
+		return false, fmt.Sprintf("HTTP probe failed with statuscode: %d", code)
+	}
+	return true, ""
+}
+
+// httpGet sends an HTTPGetAction's request to the container (at the pod's
+// address unless it names a host) and returns the status code; HTTPS is
+// not verified, as upstream's probes and hooks do not.
+func httpGet(ctx context.Context, g *corev1.HTTPGetAction, c *corev1.Container, podIP string, timeout time.Duration, userAgent string) (int, error) {
+	port, err := resolvePort(g.Port, c)
+	if err != nil {
+		return 0, err
 	}
 	host := g.Host
 	if host == "" {
@@ -231,32 +249,30 @@ func httpProbe(ctx context.Context, g *corev1.HTTPGetAction, c *corev1.Container
 	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
 	u, err = u.Parse(path)
 	if err != nil {
-		return false, err.Error()
+		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return false, err.Error()
+		return 0, err
 	}
-	req.Header.Set("User-Agent", "kube-probe/1.32")
+	req.Header.Set("User-Agent", userAgent)
 	for _, h := range g.HTTPHeaders {
 		req.Header.Add(h.Name, h.Value)
 	}
 	client := &http.Client{Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // upstream's probes do not verify
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // upstream's probes and hooks do not verify
 		DisableKeepAlives: true,
 		Proxy:             nil,
 	}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return false, err.Error()
+		return 0, err
 	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 10<<10))
 	_ = resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
-		return false, fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.StatusCode)
-	}
-	return true, ""
+	return resp.StatusCode, nil
 }
 
 // resolvePort turns a number or a named container port into a number.

@@ -240,6 +240,9 @@ type State struct {
 	BackOffFrom map[string]int
 	// CgroupParent is the pod's cgroup (CgroupHook); empty: none.
 	CgroupParent string
+	// TerminationMessages are the exited containers' termination
+	// messages, by container ID (ReadTerminationMessages).
+	TerminationMessages map[string]string
 	// FirstPullStarted and LastPullFinished bound the time the pod's image
 	// pulls took, which the pod start SLI leaves out.
 	FirstPullStarted, LastPullFinished time.Time

@@ -68,7 +68,7 @@ func containerStatus(s *State, c corev1.Container) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: new(bool)}
 	cur, prev := s.Latest(c.Name)
 	if prev != nil && prev.State == StateExited {
-		cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(prev)}
+		cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(s, prev)}
 	}
 	if cur == nil {
 		cs.State = corev1.ContainerState{Waiting: waitingBeforeStart(s, c.Name)}
@@ -93,10 +93,10 @@ func containerStatus(s *State, c corev1.Container) corev1.ContainerStatus {
 	case StateExited:
 		if ShouldRestart(restartPolicyOf(s, c.Name), cur.ExitCode) {
 			// Waiting to be restarted: the exited one is the last state.
-			cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(cur)}
+			cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(s, cur)}
 			cs.State = corev1.ContainerState{Waiting: restartWaiting(s, c.Name, cur)}
 		} else {
-			cs.State = corev1.ContainerState{Terminated: terminated(cur)}
+			cs.State = corev1.ContainerState{Terminated: terminated(s, cur)}
 		}
 	default:
 		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}}
@@ -118,14 +118,15 @@ func waitingBeforeStart(s *State, name string) *corev1.ContainerStateWaiting {
 // restartWaiting is the waiting state of an exited container that will be
 // restarted: CrashLoopBackOff while the back-off lasts.
 func restartWaiting(s *State, name string, cur *Container) *corev1.ContainerStateWaiting {
-	if e, ok := s.Errors[name]; ok {
+	delay := restartDelay(s, name, cur)
+	backingOff := delay > 0 && s.Now.Before(cur.FinishedAt.Add(delay))
+	if e, ok := s.Errors[name]; ok && !(backingOff && e.Reason == ReasonPostStartHookError) {
 		return &corev1.ContainerStateWaiting{Reason: e.Reason, Message: e.Message}
 	}
 	if img := s.Images[name]; img != nil && !img.Ready && img.Reason != "" {
 		return &corev1.ContainerStateWaiting{Reason: img.Reason, Message: img.Message}
 	}
-	delay := restartDelay(s, name, cur)
-	if delay > 0 && s.Now.Before(cur.FinishedAt.Add(delay)) {
+	if backingOff {
 		return &corev1.ContainerStateWaiting{
 			Reason:  ReasonCrashLoopBackOff,
 			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, name, s.Pod.Name, s.Pod.Namespace, s.Pod.UID),
@@ -134,7 +135,7 @@ func restartWaiting(s *State, name string, cur *Container) *corev1.ContainerStat
 	return &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}
 }
 
-func terminated(c *Container) *corev1.ContainerStateTerminated {
+func terminated(s *State, c *Container) *corev1.ContainerStateTerminated {
 	reason := c.Reason
 	if reason == "" {
 		reason = "Completed"
@@ -145,6 +146,7 @@ func terminated(c *Container) *corev1.ContainerStateTerminated {
 	return &corev1.ContainerStateTerminated{
 		ExitCode:    c.ExitCode,
 		Reason:      reason,
+		Message:     s.TerminationMessages[c.ID],
 		StartedAt:   metav1.NewTime(c.StartedAt),
 		FinishedAt:  metav1.NewTime(c.FinishedAt),
 		ContainerID: ContainerIDPrefix + c.ID,

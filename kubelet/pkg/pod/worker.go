@@ -231,6 +231,7 @@ func (w *Worker) Sync(ctx context.Context) bool {
 			}
 		}
 	}
+	s.ReadTerminationMessages(ctx)
 	status := w.computeStatus()
 	w.observeStart(pod, status)
 	if err := w.send(ctx, pod, status); err != nil {

@@ -5,20 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 // TestConformanceBehaviours checks, on one node, kubelet behaviours that
 // upstream's conformance suite relies on: a finished pod's logs stay
-// readable (across a kubelet restart) until the pod is deleted.
+// readable (across a kubelet restart) until the pod is deleted; lifecycle
+// hooks (exec and httpGet postStart and preStop, a failing postStart);
+// termination messages (the file, as a non-root user, and the log's end
+// under FallbackToLogsOnError).
 func TestConformanceBehaviours(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
@@ -26,7 +37,7 @@ func TestConformanceBehaviours(t *testing.T) {
 	k := e.startKubelet(t)
 	e.makeReady(t)
 
-	done := imagePod("done", "busybox", corev1.RestartPolicyNever, "sh", "-c", "echo hello from done; echo oops >&2")
+	done := imagePod("done", "busybox", corev1.RestartPolicyNever, "sh", "-c", "echo hello from done; echo oops")
 	done = e.createPod(t, done)
 
 	t.Run("finished pod keeps its containers and logs until deleted", func(t *testing.T) {
@@ -77,5 +88,114 @@ func TestConformanceBehaviours(t *testing.T) {
 			return len(left) == 0, fmt.Sprint(left)
 		})
 		e.assertNothingLeft(t, p.UID, p.Status.PodIP, ids)
+	})
+
+	t.Run("lifecycle hooks", func(t *testing.T) {
+		// A hostPath volume (where the exec hooks write) needs the
+		// privileged Pod Security level.
+		patch := `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"privileged"}}}`
+		if _, err := e.client.CoreV1().Namespaces().Patch(ctx, "default", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var requests []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			requests = append(requests, r.URL.RequestURI())
+			mu.Unlock()
+		}))
+		defer srv.Close()
+		u, _ := url.Parse(srv.URL)
+		port, _ := strconv.Atoi(u.Port())
+		hostDir := t.TempDir()
+		httpHook := func(msg string) *corev1.LifecycleHandler {
+			return &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Port: intstr.FromInt(port), Path: "/echo?msg=" + msg}}
+		}
+		execHook := func(script string) *corev1.LifecycleHandler {
+			return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", script}}}
+		}
+		hooks := imagePod("hooks", "busybox", corev1.RestartPolicyAlways, "sleep", "3600")
+		hooks.Spec.TerminationGracePeriodSeconds = ptr.To[int64](10)
+		// The httpGet hooks name the host: the kubelet sends them from
+		// the node, to the test's server on loopback.
+		hooks.Spec.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}}}
+		hooks.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/host"}}
+		hooks.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{
+			PostStart: execHook("echo poststart > /host/poststart"),
+			PreStop:   execHook("echo prestop > /host/prestop"),
+		}
+		web := hooks.Spec.Containers[0]
+		web.Name, web.VolumeMounts = "web", nil
+		web.Lifecycle = &corev1.Lifecycle{PostStart: httpHook("poststart"), PreStop: httpHook("prestop")}
+		hooks.Spec.Containers = append(hooks.Spec.Containers, web)
+		e.createPod(t, hooks)
+		failing := imagePod("failing-hook", "busybox", corev1.RestartPolicyNever, "sleep", "3600")
+		failing.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: execHook("exit 3")}
+		e.createPod(t, failing)
+
+		poll(t, 60*time.Second, "pod hooks to run with its postStart hooks done", func() (bool, string) {
+			p := e.getPod(t, "hooks")
+			_, err := os.Stat(filepath.Join(hostDir, "poststart"))
+			mu.Lock()
+			defer mu.Unlock()
+			return p.Status.Phase == corev1.PodRunning && err == nil && slices.Contains(requests, "/echo?msg=poststart"),
+				fmt.Sprintf("%s, exec hook: %v, requests %v", p.Status.Phase, err, requests)
+		})
+		poll(t, 60*time.Second, "the failing postStart hook to fail its pod", func() (bool, string) {
+			p := e.getPod(t, "failing-hook")
+			return p.Status.Phase == corev1.PodFailed, fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses)
+		})
+		poll(t, 10*time.Second, "a FailedPostStartHook event", func() (bool, string) {
+			evs, err := e.client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, ev := range evs.Items {
+				if ev.InvolvedObject.Name == "failing-hook" && ev.Reason == "FailedPostStartHook" && ev.Type == corev1.EventTypeWarning {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%d events", len(evs.Items))
+		})
+		if err := e.client.CoreV1().Pods("default").Delete(ctx, "hooks", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, 30*time.Second, "pod hooks to be gone", func() (bool, string) {
+			_, err := e.client.CoreV1().Pods("default").Get(ctx, "hooks", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+		if b, err := os.ReadFile(filepath.Join(hostDir, "prestop")); err != nil || string(b) != "prestop\n" {
+			t.Errorf("the exec preStop hook wrote %q, %v", b, err)
+		}
+		mu.Lock()
+		if !slices.Contains(requests, "/echo?msg=prestop") {
+			t.Errorf("requests = %v, want the httpGet preStop hook's", requests)
+		}
+		mu.Unlock()
+	})
+
+	t.Run("termination messages", func(t *testing.T) {
+		msg := imagePod("messages", "busybox", corev1.RestartPolicyNever, "sh", "-c", "printf 'all done' > /dev/termination-log; exit 1")
+		msg.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
+		logs := msg.Spec.Containers[0]
+		logs.Name, logs.Command = "logs", []string{"sh", "-c", "echo last words; exit 2"}
+		logs.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+		msg.Spec.Containers = append(msg.Spec.Containers, logs)
+		for i := range msg.Spec.Containers {
+			// What the API server defaults.
+			msg.Spec.Containers[i].TerminationMessagePath = corev1.TerminationMessagePathDefault
+		}
+		e.createPod(t, msg)
+		var p *corev1.Pod
+		poll(t, 60*time.Second, "pod messages to fail", func() (bool, string) {
+			p = e.getPod(t, "messages")
+			return p.Status.Phase == corev1.PodFailed, fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses)
+		})
+		want := map[string]string{"c": "all done", "logs": "last words\n"}
+		for _, cs := range p.Status.ContainerStatuses {
+			if term := cs.State.Terminated; term == nil || term.Message != want[cs.Name] {
+				t.Errorf("container %s: %+v, want message %q", cs.Name, cs.State, want[cs.Name])
+			}
+		}
 	})
 }
