@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +39,7 @@ func (s *Server) store(group, resource string) *registry.Store {
 // upstream's bootstrap controller and endpoint reconciler do.
 func (s *Server) runBootstrap(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("bootstrap")
+	defer s.leaveKubernetesEndpoints(ctx)
 	reconcile := func(ctx context.Context) (bool, error) {
 		if err := s.ensureSystemObjects(ctx); err != nil {
 			logger.Error(err, "reconciling system objects")
@@ -69,7 +72,11 @@ func (s *Server) runBootstrap(ctx context.Context) error {
 		}
 	}
 	close(s.bootstrapped)
-	ticker := time.NewTicker(10 * time.Second)
+	interval := s.opts.EndpointReconcileInterval
+	if interval <= 0 || interval >= MasterLeaseTTL {
+		interval = 10 * time.Second
+	}
+	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
 		select {
@@ -129,38 +136,106 @@ func (s *Server) ensureSystemObjects(ctx context.Context) error {
 			return fmt.Errorf("service kubernetes: %w", err)
 		}
 	}
+	if err := s.reconcileKubernetesEndpoints(ctx, true); err != nil {
+		return err
+	}
+	return nil
+}
+
+// reconcileKubernetesEndpoints points the kubernetes Service's Endpoints
+// and EndpointSlices at the live API servers, as upstream's lease endpoint
+// reconciler: renew this server's master lease (unless it is shutting
+// down), list the live ones, write their union.
+func (s *Server) reconcileKubernetesEndpoints(ctx context.Context, renew bool) error {
+	if renew {
+		if err := s.leases.update(ctx); err != nil {
+			return err
+		}
+	}
+	live, err := s.leases.list(ctx)
+	if err != nil {
+		return err
+	}
+	subsets := endpointSubsets(live)
 	want := &corev1.Endpoints{
 		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default",
 			Labels: map[string]string{discoveryv1.LabelSkipMirror: "true"}},
-		Subsets: []corev1.EndpointSubset{{
-			Addresses: []corev1.EndpointAddress{{IP: s.advertise}},
-			Ports:     []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}},
-		}},
+		Subsets: subsets,
 	}
 	epStore := s.store("", "endpoints")
 	if err := s.upsert(ctx, epStore, "default", "kubernetes", want, func(cur runtime.Object) bool {
 		e := cur.(*corev1.Endpoints)
-		return len(e.Subsets) == 1 && len(e.Subsets[0].Addresses) == 1 && e.Subsets[0].Addresses[0].IP == s.advertise &&
-			len(e.Subsets[0].Ports) == 1 && e.Subsets[0].Ports[0].Port == port
+		return equality.Semantic.DeepEqual(e.Subsets, want.Subsets) && e.Labels[discoveryv1.LabelSkipMirror] == "true"
 	}); err != nil {
 		return fmt.Errorf("endpoints kubernetes: %w", err)
 	}
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default",
-			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{s.advertise}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(port), Protocol: ptr.To(corev1.ProtocolTCP)}},
-	}
+	// One EndpointSlice per port the servers serve on: "kubernetes" for the
+	// first (the only one when every server uses the same port).
 	sliceStore := s.store("discovery.k8s.io", "endpointslices")
-	if err := s.upsert(ctx, sliceStore, "default", "kubernetes", slice, func(cur runtime.Object) bool {
-		e := cur.(*discoveryv1.EndpointSlice)
-		return len(e.Endpoints) == 1 && len(e.Endpoints[0].Addresses) == 1 && e.Endpoints[0].Addresses[0] == s.advertise &&
-			len(e.Ports) == 1 && e.Ports[0].Port != nil && *e.Ports[0].Port == port
-	}); err != nil {
-		return fmt.Errorf("endpointslice kubernetes: %w", err)
+	names := map[string]bool{}
+	for i, sub := range subsets {
+		name := "kubernetes"
+		if i > 0 {
+			name = fmt.Sprintf("kubernetes-%d", sub.Ports[0].Port)
+		}
+		names[name] = true
+		slice := kubernetesSlice(name, sub)
+		if err := s.upsert(ctx, sliceStore, "default", name, slice, func(cur runtime.Object) bool {
+			e := cur.(*discoveryv1.EndpointSlice)
+			return equality.Semantic.DeepEqual(e.Endpoints, slice.Endpoints) && equality.Semantic.DeepEqual(e.Ports, slice.Ports) &&
+				e.AddressType == slice.AddressType && equality.Semantic.DeepEqual(e.Labels, slice.Labels)
+		}); err != nil {
+			return fmt.Errorf("endpointslice %s: %w", name, err)
+		}
+	}
+	list, err := sliceStore.List(ctx, "default", storage.ListOptions{FromStorage: true})
+	if err != nil {
+		return err
+	}
+	for _, e := range list.(*discoveryv1.EndpointSliceList).Items {
+		if strings.HasPrefix(e.Name, "kubernetes-") && e.Labels[discoveryv1.LabelServiceName] == "kubernetes" &&
+			e.Labels[discoveryv1.LabelManagedBy] == kubernetesSliceManager && !names[e.Name] {
+			if _, _, err := sliceStore.Delete(ctx, "default", e.Name, nil, false); err != nil && !registry.IsNotFound(err) {
+				return fmt.Errorf("endpointslice %s: %w", e.Name, err)
+			}
+		}
 	}
 	return nil
+}
+
+// kubernetesSliceManager is the managed-by label of the kubernetes
+// Service's slices, upstream's.
+const kubernetesSliceManager = "endpointslice-controller.k8s.io"
+
+func kubernetesSlice(name string, sub corev1.EndpointSubset) *discoveryv1.EndpointSlice {
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: kubernetesSliceManager}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(sub.Ports[0].Port), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	for _, a := range sub.Addresses {
+		if ip, err := netip.ParseAddr(a.IP); err == nil && ip.Is6() && !ip.Is4In6() {
+			slice.AddressType = discoveryv1.AddressTypeIPv6
+		}
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{a.IP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+	}
+	return slice
+}
+
+// leaveKubernetesEndpoints, on shutdown, removes this server's master lease
+// and writes the endpoints without it.
+func (s *Server) leaveKubernetesEndpoints(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	logger := klog.FromContext(ctx)
+	if err := s.leases.remove(ctx); err != nil {
+		logger.Error(err, "removing the master lease")
+		return
+	}
+	if err := s.reconcileKubernetesEndpoints(ctx, false); err != nil {
+		logger.Error(err, "removing this server from the kubernetes endpoints")
+	}
 }
 
 // upsert creates want, or replaces the current object when current() says

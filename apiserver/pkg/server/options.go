@@ -62,6 +62,10 @@ type Options struct {
 	// is freed (upstream: 3). Not flags: tests shorten them.
 	ServiceRepairInterval   time.Duration
 	ServiceRepairLeakPasses int
+	// EndpointReconcileInterval is how often the bootstrap objects are
+	// reconciled and this server's master lease renewed (upstream: 10s,
+	// under a lease of 15s). Not a flag: tests shorten it.
+	EndpointReconcileInterval time.Duration
 
 	// How the API server reaches kubelets (pods/log, exec, attach,
 	// portforward), upstream's --kubelet-* flags.
@@ -93,6 +97,7 @@ func NewOptions() *Options {
 		ServiceNodePortRange:         "30000-32767",
 		ServiceRepairInterval:        3 * time.Minute,
 		ServiceRepairLeakPasses:      3,
+		EndpointReconcileInterval:    10 * time.Second,
 		WatchCacheSize:               10000,
 		KubeletPreferredAddressTypes: append([]string(nil), kubeletclient.DefaultAddressTypes...),
 		BookmarkInterval:             time.Minute,

@@ -67,6 +67,8 @@ type Server struct {
 	shutdown  chan struct{}
 	advertise string
 	allocator *registry.ServiceAllocator
+	// leases is this server's master lease and everyone's.
+	leases *masterLeases
 
 	authorizer authz.Authorizer
 	rbac       *authz.RBAC
@@ -263,6 +265,12 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if ip := net.ParseIP(s.advertise); ip.IsLoopback() || ip.IsUnspecified() {
 		return nil, fmt.Errorf("--advertise-address %s: the kubernetes Service's endpoints may not be a loopback or unspecified address", s.advertise)
 	}
+	info, _ := runtimeProtobuf(s.codecs)
+	s.leases = &masterLeases{
+		client: s.etcd.client, ttl: MasterLeaseTTL,
+		codec: s.codecs.Factory.CodecForVersions(info, info, corev1.SchemeGroupVersion, corev1.SchemeGroupVersion),
+		self:  apiServerEndpoint{IP: s.advertise, Port: int32(s.Port())},
+	}
 	s.openapi = openapi.NewDynamic(func() (*openapi.Spec, error) { return openapi.New(registry.OpenAPIResources(resources)) })
 	s.http = &http.Server{
 		Handler:           s.buildHandler(resources, s.openapi),
@@ -297,6 +305,19 @@ func (s *Server) addSharedStores(shared []*registry.Resource) error {
 
 // Port is the port the server listens on.
 func (s *Server) Port() int { return s.listener.Addr().(*net.TCPAddr).Port }
+
+// EtcdEndpoints are the client URLs of the embedded etcd, or the
+// --etcd-servers (tests start a second server on the first one's etcd).
+func (s *Server) EtcdEndpoints() []string {
+	if s.etcd.embedded == nil {
+		return s.opts.EtcdServers
+	}
+	var out []string
+	for _, u := range s.etcd.embedded.Config().ListenClientUrls {
+		out = append(out, u.String())
+	}
+	return out
+}
 
 // EtcdClient exposes the etcd client (tests read raw keys through it).
 func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.client }
