@@ -64,3 +64,6 @@ func isServiceChain(name string) bool {
 	}
 	return false
 }
+
+// hashFor is servicemap.Hash (for tests that name chains).
+var hashFor = servicemap.Hash

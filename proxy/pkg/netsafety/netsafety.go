@@ -34,14 +34,14 @@ func EnsureServiceRoute(cidr *net.IPNet) error {
 		if !errors.As(err, &nf) {
 			return fmt.Errorf("looking up %s: %w", DummyInterface, err)
 		}
-		if err := netlink.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: DummyInterface}}); err != nil && !errors.Is(err, unix.EEXIST) {
-			return fmt.Errorf("creating %s: %w", DummyInterface, err)
+		if err := addLink(); err != nil {
+			return err
 		}
 		if link, err = netlink.LinkByName(DummyInterface); err != nil {
 			return fmt.Errorf("looking up %s: %w", DummyInterface, err)
 		}
 	}
-	if link.Type() != "dummy" {
+	if link.Type() != "dummy" && link.Type() != "bridge" {
 		return fmt.Errorf("%s exists and is a %s interface, not a dummy", DummyInterface, link.Type())
 	}
 	if link.Attrs().Flags&net.FlagUp == 0 {
@@ -59,6 +59,21 @@ func EnsureServiceRoute(cidr *net.IPNet) error {
 	}
 	if err := netlink.RouteReplace(route); err != nil {
 		return fmt.Errorf("routing %s to %s: %w", cidr, DummyInterface, err)
+	}
+	return nil
+}
+
+// addLink creates the interface: a dummy, or, on kernels built without
+// dummy interfaces (CONFIG_DUMMY unset), a bridge without ports, which
+// drops what is routed to it just as well (no port to send it out of).
+func addLink() error {
+	attrs := netlink.LinkAttrs{Name: DummyInterface}
+	err := netlink.LinkAdd(&netlink.Dummy{LinkAttrs: attrs})
+	if errors.Is(err, unix.EOPNOTSUPP) {
+		err = netlink.LinkAdd(&netlink.Bridge{LinkAttrs: attrs})
+	}
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("creating %s: %w", DummyInterface, err)
 	}
 	return nil
 }
