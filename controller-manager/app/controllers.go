@@ -14,6 +14,8 @@ import (
 
 	"skiff.dev/controller-manager/pkg/controller/deployment"
 	"skiff.dev/controller-manager/pkg/controller/disruption"
+	"skiff.dev/controller-manager/pkg/controller/endpoints"
+	"skiff.dev/controller-manager/pkg/controller/endpointslice"
 	"skiff.dev/controller-manager/pkg/controller/garbagecollector"
 	"skiff.dev/controller-manager/pkg/controller/namespace"
 	"skiff.dev/controller-manager/pkg/controller/nodeipam"
@@ -52,6 +54,8 @@ func Controllers() []Controller {
 		{Name: "pod-garbage-collector", Init: startPodGC},
 		{Name: "resourcequota", Init: startResourceQuota},
 		{Name: "disruption", Init: startDisruption},
+		{Name: "endpoint", Init: startEndpoint},
+		{Name: "endpointslice", Init: startEndpointSlice},
 	}
 }
 
@@ -93,6 +97,12 @@ type ControllerOptions struct {
 	ResourceQuotaSyncPeriod      time.Duration
 
 	RootCAFile string
+
+	ConcurrentEndpointSyncs         int
+	EndpointUpdatesBatchPeriod      time.Duration
+	ConcurrentServiceEndpointSyncs  int
+	MaxEndpointsPerSlice            int
+	EndpointSliceUpdatesBatchPeriod time.Duration
 }
 
 func defaultControllerOptions() ControllerOptions {
@@ -117,6 +127,10 @@ func defaultControllerOptions() ControllerOptions {
 
 		ConcurrentResourceQuotaSyncs: 5,
 		ResourceQuotaSyncPeriod:      resourcequota.DefaultSyncPeriod,
+
+		ConcurrentEndpointSyncs:        5,
+		ConcurrentServiceEndpointSyncs: 5,
+		MaxEndpointsPerSlice:           endpointslice.DefaultMaxEndpointsPerSlice,
 	}
 }
 
@@ -140,6 +154,11 @@ func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Terminated pods kept before the oldest are deleted; 0 or less keeps all.")
 	fs.IntVar(&o.ConcurrentResourceQuotaSyncs, "concurrent-resource-quota-syncs", o.ConcurrentResourceQuotaSyncs, "ResourceQuotas synced at once.")
 	fs.DurationVar(&o.ResourceQuotaSyncPeriod, "resource-quota-sync-period", o.ResourceQuotaSyncPeriod, "How often every ResourceQuota's usage is recomputed without an event.")
+	fs.IntVar(&o.ConcurrentEndpointSyncs, "concurrent-endpoint-syncs", o.ConcurrentEndpointSyncs, "Services whose Endpoints are synced at once.")
+	fs.DurationVar(&o.EndpointUpdatesBatchPeriod, "endpoint-updates-batch-period", o.EndpointUpdatesBatchPeriod, "How long pod changes are gathered before a Service's Endpoints is synced (0: none).")
+	fs.IntVar(&o.ConcurrentServiceEndpointSyncs, "concurrent-service-endpoint-syncs", o.ConcurrentServiceEndpointSyncs, "Services whose EndpointSlices are synced at once.")
+	fs.IntVar(&o.MaxEndpointsPerSlice, "max-endpoints-per-slice", o.MaxEndpointsPerSlice, "The most endpoints one EndpointSlice holds (1 to 1000).")
+	fs.DurationVar(&o.EndpointSliceUpdatesBatchPeriod, "endpointslice-updates-batch-period", o.EndpointSliceUpdatesBatchPeriod, "How long pod changes are gathered before a Service's EndpointSlices are synced (0: none).")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "The cluster CA published as kube-root-ca.crt in every namespace; empty: the CA of --kubeconfig.")
 }
 
@@ -152,6 +171,9 @@ func (o *ControllerOptions) validate() []error {
 		"--concurrent-namespace-syncs":  o.ConcurrentNamespaceSyncs,
 
 		"--concurrent-resource-quota-syncs": o.ConcurrentResourceQuotaSyncs,
+
+		"--concurrent-endpoint-syncs":         o.ConcurrentEndpointSyncs,
+		"--concurrent-service-endpoint-syncs": o.ConcurrentServiceEndpointSyncs,
 	} {
 		if n < 1 {
 			errs = append(errs, fmt.Errorf("%s must be at least 1", flag))
@@ -162,6 +184,15 @@ func (o *ControllerOptions) validate() []error {
 	}
 	if o.ResourceQuotaSyncPeriod <= 0 {
 		errs = append(errs, errors.New("--resource-quota-sync-period must be positive"))
+	}
+	if o.MaxEndpointsPerSlice < 1 || o.MaxEndpointsPerSlice > endpointslice.MaxEndpointsPerSliceLimit {
+		errs = append(errs, fmt.Errorf("--max-endpoints-per-slice must be between 1 and %d", endpointslice.MaxEndpointsPerSliceLimit))
+	}
+	if o.EndpointUpdatesBatchPeriod < 0 {
+		errs = append(errs, errors.New("--endpoint-updates-batch-period must not be negative"))
+	}
+	if o.EndpointSliceUpdatesBatchPeriod < 0 {
+		errs = append(errs, errors.New("--endpointslice-updates-batch-period must not be negative"))
 	}
 	if o.AllocateNodeCIDRs && o.ClusterCIDR == "" {
 		errs = append(errs, errors.New("--allocate-node-cidrs needs --cluster-cidr"))
@@ -310,6 +341,31 @@ func startDisruption(ctx context.Context, cc *ControllerContext) (RunFunc, error
 	}
 	// Upstream runs a single disruption worker.
 	return workers(c.Run, 1), nil
+}
+
+func startEndpoint(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	o := cc.Options.Controller
+	f := cc.Informers.Core().V1()
+	c, err := endpoints.NewController(cc.Client, f.Pods(), f.Services(), f.Endpoints(),
+		cc.Recorder(endpoints.ControllerName), cc.Metrics, endpoints.Options{BatchPeriod: o.EndpointUpdatesBatchPeriod})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, o.ConcurrentEndpointSyncs), nil
+}
+
+func startEndpointSlice(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	o := cc.Options.Controller
+	f := cc.Informers.Core().V1()
+	c, err := endpointslice.NewController(cc.Client, f.Pods(), f.Services(), f.Nodes(), cc.Informers.Discovery().V1().EndpointSlices(),
+		cc.Recorder(endpointslice.ControllerName), cc.Metrics, endpointslice.Options{
+			MaxEndpointsPerSlice: int32(o.MaxEndpointsPerSlice),
+			BatchPeriod:          o.EndpointSliceUpdatesBatchPeriod,
+		})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, o.ConcurrentServiceEndpointSyncs), nil
 }
 
 // workers binds a controller's Run to its worker count.
