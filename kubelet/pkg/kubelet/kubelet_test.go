@@ -83,8 +83,8 @@ func (n *fakeNetwork) Sandboxes() ([]types.UID, error) {
 
 type noMounts struct{}
 
-func (noMounts) MountTmpfs(string, int64) error { return nil }
-func (noMounts) Unmount(string) error           { return nil }
+func (noMounts) MountTmpfs(string, int64, os.FileMode) error { return nil }
+func (noMounts) Unmount(string) error                        { return nil }
 
 func TestCleanupOrphans(t *testing.T) {
 	ctr := func(id, uid string, state pod.ContainerState) pod.Container {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -40,19 +41,30 @@ func (t Tokens) Token(ctx context.Context, p *corev1.Pod, audience string, expir
 type HostMounter struct{}
 
 // MountTmpfs mounts a tmpfs on path unless something is mounted there.
-func (HostMounter) MountTmpfs(path string, sizeBytes int64) error {
+func (HostMounter) MountTmpfs(path string, sizeBytes int64, mode os.FileMode) error {
 	mounted, err := isMountPoint(path)
 	if err != nil || mounted {
 		return err
 	}
-	opts := "mode=0755"
-	if sizeBytes > 0 {
-		opts += fmt.Sprintf(",size=%d", sizeBytes)
+	var opts []string
+	if mode != 0 {
+		opts = append(opts, fmt.Sprintf("mode=%04o", uint32(mode.Perm())|sticky(mode)))
 	}
-	if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+	if sizeBytes > 0 {
+		opts = append(opts, fmt.Sprintf("size=%d", sizeBytes))
+	}
+	if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, strings.Join(opts, ",")); err != nil {
 		return fmt.Errorf("mounting tmpfs on %s: %w", path, err)
 	}
 	return nil
+}
+
+// sticky is the sticky bit of mode as an octal mode bit.
+func sticky(mode os.FileMode) uint32 {
+	if mode&os.ModeSticky != 0 {
+		return 0o1000
+	}
+	return 0
 }
 
 // Unmount unmounts path if it is a mount point.

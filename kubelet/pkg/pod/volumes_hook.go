@@ -34,7 +34,9 @@ type TokenRequester interface {
 
 // Mounter mounts and unmounts tmpfs; a fake in unit tests.
 type Mounter interface {
-	MountTmpfs(path string, sizeBytes int64) error
+	// MountTmpfs mounts a tmpfs of at most sizeBytes (0: the kernel's
+	// default) whose root has mode (0: tmpfs's default, 1777).
+	MountTmpfs(path string, sizeBytes int64, mode os.FileMode) error
 	// Unmount unmounts path when it is a mount point.
 	Unmount(path string) error
 }
@@ -251,6 +253,8 @@ func (h *VolumesHook) setUp(ctx context.Context, s *State, v *corev1.Volume) (Vo
 	dir := filepath.Join(h.podDir(s), kindOf(v), v.Name)
 	switch {
 	case v.EmptyDir != nil:
+		// World-writable, as upstream's, so that a container of any user
+		// can write: 0777 on disk; on tmpfs, tmpfs's own 1777.
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return Volume{}, err
 		}
@@ -259,9 +263,11 @@ func (h *VolumesHook) setUp(ctx context.Context, s *State, v *corev1.Volume) (Vo
 			if v.EmptyDir.SizeLimit != nil {
 				size = v.EmptyDir.SizeLimit.Value()
 			}
-			if err := h.Mounter.MountTmpfs(dir, size); err != nil {
+			if err := h.Mounter.MountTmpfs(dir, size, 0); err != nil {
 				return Volume{}, err
 			}
+		} else if err := os.Chmod(dir, 0o777); err != nil {
+			return Volume{}, err
 		}
 		return Volume{Path: dir}, nil
 	case v.ConfigMap != nil, v.Secret != nil, v.DownwardAPI != nil, v.Projected != nil:
@@ -273,7 +279,7 @@ func (h *VolumesHook) setUp(ctx context.Context, s *State, v *corev1.Volume) (Vo
 			return Volume{}, err
 		}
 		if v.Secret != nil || v.Projected != nil {
-			if err := h.Mounter.MountTmpfs(dir, 0); err != nil {
+			if err := h.Mounter.MountTmpfs(dir, 0, 0o755); err != nil {
 				return Volume{}, err
 			}
 		}

@@ -16,10 +16,14 @@ import (
 
 type fakeMounter struct {
 	mounted map[string]int64
+	modes   map[string]os.FileMode
 }
 
-func (m *fakeMounter) MountTmpfs(path string, size int64) error {
+func (m *fakeMounter) MountTmpfs(path string, size int64, mode os.FileMode) error {
 	m.mounted[path] = size
+	if m.modes != nil {
+		m.modes[path] = mode
+	}
 	return nil
 }
 
@@ -53,7 +57,7 @@ func TestVolumesHook(t *testing.T) {
 		configMaps: map[string]*corev1.ConfigMap{"ns/cfg": {Data: map[string]string{"a": "1", "b": "2"}}},
 		secrets:    map[string]*corev1.Secret{"ns/sec": {Data: map[string][]byte{"password": []byte("s3cret")}}},
 	}
-	m := &fakeMounter{mounted: map[string]int64{}}
+	m := &fakeMounter{mounted: map[string]int64{}, modes: map[string]os.FileMode{}}
 	tokens := &fakeTokens{}
 	h := &VolumesHook{Dir: dir, Env: EnvContext{Objects: objs}, Tokens: tokens, Mounter: m}
 	p := testPod(corev1.RestartPolicyAlways, "busybox")
@@ -84,9 +88,14 @@ func TestVolumesHook(t *testing.T) {
 	vol := func(name string) Volume { return s.Volumes[name] }
 	if fi, err := os.Stat(vol("scratch").Path); err != nil || !fi.IsDir() || vol("scratch").ReadOnly {
 		t.Errorf("emptyDir = %+v, %v", vol("scratch"), err)
+	} else if fi.Mode().Perm() != 0o777 {
+		t.Errorf("emptyDir mode = %v, want 0777 whatever the umask, as upstream's", fi.Mode())
 	}
-	if size, ok := m.mounted[vol("mem").Path]; !ok || size != 1<<20 {
-		t.Errorf("memory emptyDir not on a 1Mi tmpfs: %v", m.mounted)
+	if size, ok := m.mounted[vol("mem").Path]; !ok || size != 1<<20 || m.modes[vol("mem").Path] != 0 {
+		t.Errorf("memory emptyDir not on a 1Mi tmpfs of tmpfs's own mode (1777): %v %v", m.mounted, m.modes)
+	}
+	if mode := m.modes[vol("sec").Path]; mode != 0o755 {
+		t.Errorf("secret tmpfs mode = %v, want 0755", mode)
 	}
 	if got := read(t, filepath.Join(vol("cfg").Path, "sub/a.txt")); got != "1" || !vol("cfg").ReadOnly {
 		t.Errorf("configmap item = %q", got)

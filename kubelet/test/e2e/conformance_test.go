@@ -198,4 +198,24 @@ func TestConformanceBehaviours(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("emptyDir is writable by any user", func(t *testing.T) {
+		p := imagePod("scratch", "busybox", corev1.RestartPolicyNever, "sh", "-c",
+			"stat -c '%a %u' /disk /mem && touch /disk/f /mem/f && grep ' /mem ' /proc/mounts | cut -d' ' -f3")
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
+		p.Spec.Volumes = []corev1.Volume{
+			{Name: "disk", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+		}
+		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "disk", MountPath: "/disk"}, {Name: "mem", MountPath: "/mem"}}
+		e.createPod(t, p)
+		poll(t, 60*time.Second, "pod scratch to succeed", func() (bool, string) {
+			p := e.getPod(t, "scratch")
+			return p.Status.Phase == corev1.PodSucceeded, fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses)
+		})
+		api := e.apiClient(t, k, "apiserver-kubelet-client")
+		if code, body := api.get(t, "/containerLogs/default/scratch/c"); code != http.StatusOK || body != "777 0\n1777 0\ntmpfs\n" {
+			t.Errorf("emptyDir modes and owners: %d %q, want 777 (disk) and 1777 (tmpfs), root's, and writable by user 1000", code, body)
+		}
+	})
 }
