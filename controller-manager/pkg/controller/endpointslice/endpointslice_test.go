@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
@@ -716,5 +717,30 @@ func TestPodOnMissingNode(t *testing.T) {
 	got := f.slices()
 	if len(got) != 1 || len(got[0].Endpoints) != 1 || got[0].Endpoints[0].TargetRef.Name != "b" {
 		t.Errorf("slices = %+v, want only b", got)
+	}
+}
+
+// With a batch period, a pod change reaches the queue only after it.
+func TestBatchPeriod(t *testing.T) {
+	const period = 300 * time.Millisecond
+	f := newFixture(t, Options{BatchPeriod: period}, newService("web"))
+	start := time.Now()
+	f.c.addPod(newPod("a", "web", "10.244.1.1"))
+	if n := f.c.queue.Len(); n != 0 {
+		t.Fatalf("queued at once: %d", n)
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return f.c.queue.Len() == 1, nil
+	})
+	if err != nil {
+		t.Fatalf("never queued: %v", err)
+	}
+	if waited := time.Since(start); waited < period {
+		t.Errorf("queued after %s, before the %s batch period", waited, period)
+	}
+	// A Service change is not batched.
+	f.c.enqueueService(newService("api"))
+	if got := drain(f.c); fmt.Sprint(got) != "[default/api default/web]" {
+		t.Errorf("queued %v", got)
 	}
 }

@@ -34,6 +34,7 @@ type env struct {
 	t      *testing.T
 	ctx    context.Context
 	client kubernetes.Interface
+	cm     *cmapp.Config
 }
 
 // start runs an API server and the controller manager with the two
@@ -43,10 +44,10 @@ type env struct {
 func start(t *testing.T) *env {
 	t.Helper()
 	ts := testserver.Start(t, nil)
-	cmtest.Start(t, ts, func(o *cmapp.Options) {
+	cm, _ := cmtest.Start(t, ts, func(o *cmapp.Options) {
 		o.Controllers = []string{"endpoint", "endpointslice", "garbage-collector"}
 	})
-	e := &env{t: t, ctx: context.Background(), client: ts.Client}
+	e := &env{t: t, ctx: context.Background(), client: ts.Client, cm: cm}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{corev1.LabelTopologyZone: "zone-a"}}}
 	if _, err := e.client.CoreV1().Nodes().Create(e.ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -178,6 +179,28 @@ func (e *env) endpointsState(svc string) (string, *corev1.Endpoints) {
 	return fmt.Sprintf("ready=%v notReady=%v", ready, notReady), ep
 }
 
+// queueAdds is workqueue_adds_total of the queue named name.
+func (e *env) queueAdds(name string) float64 {
+	e.t.Helper()
+	families, err := e.cm.Registry.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "workqueue_adds_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" && l.GetValue() == name {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
 func webService() *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"team": "web"}},
@@ -233,6 +256,13 @@ func TestServiceEndpointsFollowPods(t *testing.T) {
 	if endpointsObj.Labels[endpoints.LabelManagedBy] != endpoints.ManagedBy || endpointsObj.Labels["team"] != "web" ||
 		len(endpointsObj.Subsets) != 1 || len(endpointsObj.Subsets[0].Ports) != 1 || endpointsObj.Subsets[0].Ports[0].Port != 8080 {
 		t.Errorf("endpoints = %+v", endpointsObj)
+	}
+
+	// Both work queues report to the controller manager's registry.
+	for _, q := range []string{"endpoint", "endpoint_slice"} {
+		if n := e.queueAdds(q); n == 0 {
+			t.Errorf("workqueue_adds_total{name=%q} = 0", q)
+		}
 	}
 
 	// web-b turns not ready.
