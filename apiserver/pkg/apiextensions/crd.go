@@ -106,7 +106,7 @@ func (crdStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) fi
 }
 
 func (crdStrategy) AllowCreateOnUpdate() bool      { return false }
-func (crdStrategy) AllowUnconditionalUpdate() bool { return true }
+func (crdStrategy) AllowUnconditionalUpdate() bool { return false }
 
 // crdStatusStrategy serves customresourcedefinitions/status: only status
 // changes.

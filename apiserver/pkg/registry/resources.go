@@ -207,7 +207,13 @@ func main(opts ...func(*genericStrategy)) genericStrategy {
 	return s
 }
 
-func status() genericStrategy { return genericStrategy{split: statusEndpoint, unconditional: true} }
+func status(opts ...func(*genericStrategy)) genericStrategy {
+	s := genericStrategy{split: statusEndpoint, unconditional: true}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
+}
 
 func whole(opts ...func(*genericStrategy)) genericStrategy {
 	s := genericStrategy{split: noStatus, unconditional: true}
@@ -219,6 +225,12 @@ func whole(opts ...func(*genericStrategy)) genericStrategy {
 
 func withGeneration(s *genericStrategy)     { s.trackGeneration = true }
 func withCreateOnUpdate(s *genericStrategy) { s.createOnUpdate = true }
+
+// conditionalUpdate: an update must name the resourceVersion it read, as
+// upstream's strategies of these kinds say (AllowUnconditionalUpdate false:
+// Lease, the CSI and VolumeAttachment kinds, RuntimeClass,
+// PodDisruptionBudget, the admission policies and webhook configurations).
+func conditionalUpdate(s *genericStrategy) { s.unconditional = false }
 
 // Resources returns the table of every kind skiff serves.
 func Resources() []*Resource {
@@ -301,7 +313,7 @@ func baseResources() []*Resource {
 			Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Resource: "leases", SingularName: "lease", Namespaced: true,
 			EtcdPrefix: "leases",
 			New:        func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
-			Strategy: whole(withCreateOnUpdate),
+			Strategy: whole(conditionalUpdate, withCreateOnUpdate),
 		},
 		{
 			Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice", Resource: "endpointslices", SingularName: "endpointslice", Namespaced: true,
@@ -314,14 +326,14 @@ func baseResources() []*Resource {
 			SingularName: "mutatingwebhookconfiguration", EtcdPrefix: "mutatingwebhookconfigurations", Categories: []string{"api-extensions"},
 			New:      func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
 			NewList:  func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfigurationList{} },
-			Strategy: whole(withGeneration),
+			Strategy: whole(conditionalUpdate, withGeneration),
 		},
 		{
 			Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration", Resource: "validatingwebhookconfigurations",
 			SingularName: "validatingwebhookconfiguration", EtcdPrefix: "validatingwebhookconfigurations", Categories: []string{"api-extensions"},
 			New:      func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
 			NewList:  func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} },
-			Strategy: whole(withGeneration),
+			Strategy: whole(conditionalUpdate, withGeneration),
 		},
 		{
 			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Resource: "roles", SingularName: "role", Namespaced: true,

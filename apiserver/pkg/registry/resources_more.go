@@ -110,7 +110,7 @@ func workloadsMore() []*Resource {
 			ShortNames: []string{"pdb"}, EtcdPrefix: "poddisruptionbudgets",
 			New:      func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
 			NewList:  func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
-			Strategy: main(withGeneration), StatusStrategy: status(),
+			Strategy: main(conditionalUpdate, withGeneration), StatusStrategy: status(conditionalUpdate),
 		},
 	}
 }
@@ -128,7 +128,7 @@ func clusterMore() []*Resource {
 			Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass", Resource: "runtimeclasses", SingularName: "runtimeclass",
 			EtcdPrefix: "runtimeclasses",
 			New:        func() runtime.Object { return &nodev1.RuntimeClass{} }, NewList: func() runtime.Object { return &nodev1.RuntimeClassList{} },
-			Strategy: whole(),
+			Strategy: whole(conditionalUpdate),
 		},
 		{
 			Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Resource: "ingresses", SingularName: "ingress", Namespaced: true,
@@ -167,27 +167,27 @@ func clusterMore() []*Resource {
 			Group: "storage.k8s.io", Version: "v1", Kind: "CSIDriver", Resource: "csidrivers", SingularName: "csidriver",
 			EtcdPrefix: "csidrivers",
 			New:        func() runtime.Object { return &storagev1.CSIDriver{} }, NewList: func() runtime.Object { return &storagev1.CSIDriverList{} },
-			Strategy: whole(),
+			Strategy: whole(conditionalUpdate),
 		},
 		{
 			Group: "storage.k8s.io", Version: "v1", Kind: "CSINode", Resource: "csinodes", SingularName: "csinode",
 			EtcdPrefix: "csinodes",
 			New:        func() runtime.Object { return &storagev1.CSINode{} }, NewList: func() runtime.Object { return &storagev1.CSINodeList{} },
-			Strategy: whole(),
+			Strategy: whole(conditionalUpdate),
 		},
 		{
 			Group: "storage.k8s.io", Version: "v1", Kind: "CSIStorageCapacity", Resource: "csistoragecapacities", SingularName: "csistoragecapacity",
 			Namespaced: true, EtcdPrefix: "csistoragecapacities",
 			New:      func() runtime.Object { return &storagev1.CSIStorageCapacity{} },
 			NewList:  func() runtime.Object { return &storagev1.CSIStorageCapacityList{} },
-			Strategy: whole(),
+			Strategy: whole(conditionalUpdate),
 		},
 		{
 			Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment", Resource: "volumeattachments", SingularName: "volumeattachment",
 			EtcdPrefix: "volumeattachments",
 			New:        func() runtime.Object { return &storagev1.VolumeAttachment{} },
 			NewList:    func() runtime.Object { return &storagev1.VolumeAttachmentList{} },
-			Strategy:   main(), StatusStrategy: status(),
+			Strategy:   main(conditionalUpdate), StatusStrategy: status(conditionalUpdate),
 		},
 		{
 			Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest", Resource: "certificatesigningrequests",

@@ -15,14 +15,14 @@ func policyResources() []*Resource {
 			SingularName: "validatingadmissionpolicy", EtcdPrefix: "validatingadmissionpolicies", Categories: []string{"api-extensions"},
 			New:      func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicy{} },
 			NewList:  func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyList{} },
-			Strategy: main(withGeneration), StatusStrategy: status(),
+			Strategy: main(conditionalUpdate, withGeneration), StatusStrategy: status(conditionalUpdate),
 		},
 		{
 			Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding", Resource: "validatingadmissionpolicybindings",
 			SingularName: "validatingadmissionpolicybinding", EtcdPrefix: "validatingadmissionpolicybindings", Categories: []string{"api-extensions"},
 			New:      func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} },
 			NewList:  func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{} },
-			Strategy: whole(withGeneration),
+			Strategy: whole(conditionalUpdate, withGeneration),
 		},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
@@ -365,9 +366,14 @@ func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 		rv := m.GetResourceVersion()
 		if rv == "" {
 			if !strategy.AllowUnconditionalUpdate() {
-				return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), name, field.ErrorList{
-					field.Invalid(field.NewPath("metadata", "resourceVersion"), rv, "must be specified for an update")})
+				// Upstream's words: the resource in the kind's place, the
+				// version as the number it parsed.
+				return nil, apierrors.NewInvalid(schema.GroupKind{Group: s.R.Group, Kind: s.R.Resource}, name, field.ErrorList{
+					field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update")})
 			}
+			// An unconditional update writes over the latest version, as
+			// if the client had named it (validation wants one).
+			m.SetResourceVersion(em.GetResourceVersion())
 		} else if rv != em.GetResourceVersion() {
 			return nil, fmt.Errorf("%w: the object has been modified; please apply your changes to the latest version and try again", storage.ErrConflict)
 		}
