@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -84,6 +85,9 @@ type Config struct {
 	Routes    *routes.Controller
 	Eviction  *eviction.Manager
 	ImageGC   *imagegc.Manager
+	// Informers are the kubelet's shared informers besides its pods'
+	// (Services).
+	Informers informers.SharedInformerFactory
 	tlsConfig *tls.Config
 }
 
@@ -190,7 +194,11 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	var k *kubelet.Kubelet
 	cfg.Metrics = kubelet.NewMetrics(cfg.Registry, func() int { return k.RunningPods() })
 	runtime := kubelet.Instrument(rt, cfg.Metrics)
-	env := pod.EnvContext{Objects: kubelet.Objects{Client: client}, HostIP: nodeIP, NodeAllocatable: machine.Capacity()}
+	// Every Service, for the pods' service environment variables.
+	cfg.Informers = informers.NewSharedInformerFactory(client, 0)
+	svcInformer := cfg.Informers.Core().V1().Services()
+	services := kubelet.Services{Lister: svcInformer.Lister(), HasSynced: svcInformer.Informer().HasSynced}
+	env := pod.EnvContext{Objects: kubelet.Objects{Client: client}, HostIP: nodeIP, NodeAllocatable: machine.Capacity(), Services: services}
 	handlers := &pod.HandlerRunner{Runtime: runtime}
 	lifecycle := &pod.Lifecycle{Hooks: []pod.Hook{
 		&pod.NetworkHook{Network: network, HostIP: nodeIP},
@@ -325,6 +333,12 @@ func Run(ctx context.Context, c *Config) error {
 			return err
 		}
 		return c.Node.Start(ctx)
+	})
+	g.Go(func() error {
+		c.Informers.Start(ctx.Done())
+		<-ctx.Done()
+		c.Informers.Shutdown()
+		return nil
 	})
 	g.Go(func() error { return c.Kubelet.Start(ctx) })
 	g.Go(func() error { return c.Eviction.Start(ctx) })

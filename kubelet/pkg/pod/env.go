@@ -28,20 +28,34 @@ type EnvContext struct {
 	// NodeAllocatable stands in for unset limits in resourceFieldRef, as
 	// upstream does.
 	NodeAllocatable corev1.ResourceList
+	// Services gives the service environment variables (none when nil).
+	Services ServiceLister
 }
 
-// ResolveEnv computes a container's environment as "NAME=value" strings:
-// envFrom first, then env, each in order, later names replacing earlier
-// ones, and $(NAME) references in env values expanded against the names
-// defined before them.
+// ResolveEnv computes a container's environment as "NAME=value" strings,
+// as upstream: envFrom first, then env, each in order, later names
+// replacing earlier ones, and $(NAME) references in env values expanded
+// against the names defined before them and the service variables; then
+// the service variables (ServiceEnv) that the container does not set.
 func ResolveEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, ec EnvContext) ([]string, error) {
+	services, err := ServiceEnv(pod, ec.Services)
+	if err != nil {
+		return nil, err
+	}
 	var order []string
 	vals := map[string]string{}
+	// expand is what $(NAME) sees: the service variables, overridden by
+	// the container's own as they are defined.
+	expand := make(map[string]string, len(services))
+	for k, v := range services {
+		expand[k] = v
+	}
 	set := func(k, v string) {
 		if _, ok := vals[k]; !ok {
 			order = append(order, k)
 		}
 		vals[k] = v
+		expand[k] = v
 	}
 	for _, from := range c.EnvFrom {
 		data, err := envFromData(ctx, pod.Namespace, from, ec.Objects)
@@ -59,7 +73,7 @@ func ResolveEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, ec En
 	}
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
-			set(e.Name, Expand(e.Value, vals))
+			set(e.Name, Expand(e.Value, expand))
 			continue
 		}
 		v, ok, err := envValueFrom(ctx, pod, c, e.ValueFrom, ec)
@@ -70,9 +84,14 @@ func ResolveEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, ec En
 			set(e.Name, v)
 		}
 	}
-	out := make([]string, 0, len(order))
+	out := make([]string, 0, len(order)+len(services))
 	for _, k := range order {
 		out = append(out, k+"="+vals[k])
+	}
+	for _, k := range sortedKeys(services) {
+		if _, ok := vals[k]; !ok {
+			out = append(out, k+"="+services[k])
+		}
 	}
 	return out, nil
 }

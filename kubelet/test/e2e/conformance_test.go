@@ -218,4 +218,55 @@ func TestConformanceBehaviours(t *testing.T) {
 			t.Errorf("emptyDir modes and owners: %d %q, want 777 (disk) and 1777 (tmpfs), root's, and writable by user 1000", code, body)
 		}
 	})
+
+	t.Run("service environment variables", func(t *testing.T) {
+		mk := func(name, clusterIP string) {
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{
+				ClusterIP: clusterIP, Selector: map[string]string{"app": name},
+				Ports: []corev1.ServicePort{{Name: "http-port", Port: 8765, TargetPort: intstr.FromInt(8080)}},
+			}}
+			if _, err := e.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mk("fooservice", "")
+		mk("headless", corev1.ClusterIPNone)
+		foo, err := e.client.CoreV1().Services("default").Get(ctx, "fooservice", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		master, err := e.client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := func(name string, links bool) string {
+			p := imagePod(name, "busybox", corev1.RestartPolicyNever, "sh", "-c", "env | grep -E '^(FOOSERVICE|HEADLESS|KUBERNETES)_' | sort")
+			p.Spec.EnableServiceLinks = ptr.To(links)
+			p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "FOOSERVICE_SERVICE_PORT_HTTP_PORT", Value: "mine"}}
+			e.createPod(t, p)
+			poll(t, 60*time.Second, "pod "+name+" to succeed", func() (bool, string) {
+				p := e.getPod(t, name)
+				return p.Status.Phase == corev1.PodSucceeded, fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses)
+			})
+			code, body := e.apiClient(t, k, "apiserver-kubelet-client").get(t, "/containerLogs/default/"+name+"/c")
+			if code != http.StatusOK {
+				t.Fatalf("logs of %s: %d %s", name, code, body)
+			}
+			return body
+		}
+		ip, mip := foo.Spec.ClusterIP, master.Spec.ClusterIP
+		mport := strconv.Itoa(int(master.Spec.Ports[0].Port))
+		masterVars := fmt.Sprintf("KUBERNETES_PORT=tcp://%[1]s:%[2]s\nKUBERNETES_PORT_%[2]s_TCP=tcp://%[1]s:%[2]s\nKUBERNETES_PORT_%[2]s_TCP_ADDR=%[1]s\n"+
+			"KUBERNETES_PORT_%[2]s_TCP_PORT=%[2]s\nKUBERNETES_PORT_%[2]s_TCP_PROTO=tcp\nKUBERNETES_SERVICE_HOST=%[1]s\nKUBERNETES_SERVICE_PORT=%[2]s\n"+
+			"KUBERNETES_SERVICE_PORT_HTTPS=%[2]s\n", mip, mport)
+		want := fmt.Sprintf("FOOSERVICE_PORT=tcp://%[1]s:8765\nFOOSERVICE_PORT_8765_TCP=tcp://%[1]s:8765\nFOOSERVICE_PORT_8765_TCP_ADDR=%[1]s\n"+
+			"FOOSERVICE_PORT_8765_TCP_PORT=8765\nFOOSERVICE_PORT_8765_TCP_PROTO=tcp\nFOOSERVICE_SERVICE_HOST=%[1]s\nFOOSERVICE_SERVICE_PORT=8765\n"+
+			"FOOSERVICE_SERVICE_PORT_HTTP_PORT=mine\n", ip) + masterVars
+		if got := env("links", true); got != want {
+			t.Errorf("with service links:\n%s\nwant\n%s", got, want)
+		}
+		if got := env("nolinks", false); got != "FOOSERVICE_SERVICE_PORT_HTTP_PORT=mine\n"+masterVars {
+			t.Errorf("without service links:\n%s\nwant the kubernetes Service's only", got)
+		}
+	})
 }
