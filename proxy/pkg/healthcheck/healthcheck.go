@@ -95,6 +95,9 @@ func Listen(addr string, handler http.Handler) (*Server, error) {
 // Addr is the address listened on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
+// Close closes the listener of a server that was never started.
+func (s *Server) Close() error { return s.ln.Close() }
+
 // Start serves until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
 	errc := make(chan error, 1)

@@ -303,15 +303,17 @@ func (p *Proxier) Sync(ctx context.Context) SyncInfo {
 	}
 	snap := p.snapshot()
 	res := Write(snap, &ropts, Plan{Full: full, Changed: dirty, Existing: existing})
-	if err := p.o.Kernel.Restore(ctx, res.Data); err != nil {
-		return fail(err)
-	}
-	p.existing = res.Active
 	if full {
+		// As upstream: the jumps (and the chains they name) first, then
+		// the rules in one transaction.
 		if err := p.o.Kernel.EnsureJumps(Jumps(p.o.Rules.LocalhostNodePorts)); err != nil {
 			return fail(err)
 		}
 	}
+	if err := p.o.Kernel.Restore(ctx, res.Data); err != nil {
+		return fail(err)
+	}
+	p.existing = res.Active
 	p.cleanConntrack(ctx, snap)
 
 	end := p.clock.Now()

@@ -1,6 +1,7 @@
 package netsafety
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -285,4 +286,32 @@ func SetSysctls(settings []Sysctl) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// KeepServiceRoute puts the service route back as soon as a netlink
+// notification says it was deleted (by hand or by another program), until
+// ctx ends; errors go to onError. The proxy's full syncs check it too.
+func KeepServiceRoute(ctx context.Context, cidr *net.IPNet, onError func(error)) error {
+	ch := make(chan netlink.RouteUpdate, 64)
+	done := make(chan struct{})
+	defer close(done)
+	if err := netlink.RouteSubscribe(ch, done); err != nil {
+		return fmt.Errorf("subscribing to route changes: %w", err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case u, ok := <-ch:
+			if !ok {
+				return errors.New("the route subscription ended")
+			}
+			if u.Type != unix.RTM_DELROUTE || u.Dst == nil || u.Dst.String() != cidr.String() {
+				continue
+			}
+			if err := EnsureServiceRoute(cidr); err != nil {
+				onError(err)
+			}
+		}
+	}
 }
