@@ -151,8 +151,8 @@ func setup(ctx context.Context, o *Options, restCfg *rest.Config) (*Config, erro
 		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod,
 		Services: svcInformer.Lister(), Slices: sliceInformer.Informer().GetIndexer(),
 		Kernel: kernel, Recorder: recorder, Metrics: cfg.Metrics, Health: cfg.Health,
-		NodeIPs: cfg.nodeIPs,
-		Safety: func() error { return cfg.installSafety(svcCIDR, clusterCIDR) },
+		NodeIPs:         cfg.nodeIPs,
+		Safety:          func() error { return cfg.installSafety(svcCIDR, clusterCIDR) },
 		DeleteConntrack: conntrack.Delete,
 	})
 	if _, err := svcInformer.Informer().AddEventHandler(cfg.Proxier.ServiceHandler()); err != nil {

@@ -134,7 +134,7 @@ func TestDaemon(t *testing.T) {
 
 	web := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("web")}}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("web")}}},
 	}
 	web, err = client.CoreV1().Services("default").Create(ctx, web, metav1.CreateOptions{})
 	if err != nil {
