@@ -168,7 +168,8 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 
 // Install adds the discovery routes and /version.
 func (d *Discovery) Install(r *mux.Router) {
-	r.HandleFunc("/api", func(w http.ResponseWriter, req *http.Request) {
+	// /api/ and /apis/ answer as /api and /apis, as upstream's.
+	r.HandleFunc("/api{slash:/?}", func(w http.ResponseWriter, req *http.Request) {
 		if v := aggregatedVersion(req.Header.Get("Accept")); v != "" {
 			d.serveAggregated(w, req, true, v)
 			return
@@ -184,7 +185,7 @@ func (d *Discovery) Install(r *mux.Router) {
 		list, _ := d.resourceList("", "v1")
 		d.h.writeObject(w, req, http.StatusOK, list)
 	}).Methods(http.MethodGet)
-	r.HandleFunc("/apis", func(w http.ResponseWriter, req *http.Request) {
+	r.HandleFunc("/apis{slash:/?}", func(w http.ResponseWriter, req *http.Request) {
 		if v := aggregatedVersion(req.Header.Get("Accept")); v != "" {
 			d.serveAggregated(w, req, false, v)
 			return
