@@ -744,3 +744,41 @@ func TestBatchPeriod(t *testing.T) {
 		t.Errorf("queued %v", got)
 	}
 }
+
+// A dual-stack Service gets a slice per family; a family the Service
+// drops loses its slices.
+func TestDualStack(t *testing.T) {
+	svc := newService("web", func(s *corev1.Service) {
+		s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	})
+	pod := newPod("a", "web", "10.244.1.1", func(p *corev1.Pod) {
+		p.Status.PodIPs = append(p.Status.PodIPs, corev1.PodIP{IP: "fd00:0:0::1"})
+	})
+	f := newFixture(t, Options{}, svc, pod, newNode("node-1", ""))
+	if err := f.sync(svc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[discoveryv1.AddressType]string{}
+	for _, s := range f.slices() {
+		for _, ep := range s.Endpoints {
+			got[s.AddressType] += fmt.Sprint(ep.Addresses)
+		}
+	}
+	// The IPv6 address is written in its canonical form.
+	if want := "map[IPv4:[10.244.1.1] IPv6:[fd00::1]]"; fmt.Sprint(got) != want {
+		t.Fatalf("addresses by type = %v, want %s", got, want)
+	}
+	f.observe()
+	v4only := svc.DeepCopy()
+	v4only.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	_ = f.svcIdx.Update(v4only)
+	if err := f.sync(v4only); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.writes(); fmt.Sprint(w) != "[delete endpointslices]" {
+		t.Errorf("IPv6 dropped: writes = %v, want one delete", w)
+	}
+	if s := f.slices(); len(s) != 1 || s[0].AddressType != discoveryv1.AddressTypeIPv4 {
+		t.Errorf("slices = %+v, want the IPv4 one", s)
+	}
+}
