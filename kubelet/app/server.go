@@ -218,7 +218,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	k = kubelet.New(kubelet.Options{
 		Admit:    func(p *corev1.Pod) (bool, string, string) { return evictions.Admit(p) },
 		NodeName: o.NodeName, Client: client, Runtime: runtime, Network: network, Lifecycle: lifecycle,
-		HostIP: nodeIP, SyncPeriod: o.SyncFrequency, Metrics: cfg.Metrics,
+		HostIP: nodeIP, SyncPeriod: o.SyncFrequency, Metrics: cfg.Metrics, Recorder: recorder,
 		PodDirs:       []string{filepath.Join(o.RootDir, "pods"), filepath.Join(o.RootDir, "logs")},
 		PodUIDSources: []func() ([]types.UID, error){cgroups.PodUIDs},
 	})

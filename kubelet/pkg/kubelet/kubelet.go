@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -53,6 +54,8 @@ type Options struct {
 	// eviction manager's admission under node pressure); a refused pod
 	// ends Failed with the reason and "Pod was rejected: <message>".
 	Admit func(pod *corev1.Pod) (ok bool, reason, message string)
+	// Recorder records the pod workers' events; may be nil.
+	Recorder record.EventRecorder
 }
 
 // Kubelet runs the pods bound to its node: one worker per pod, fed by an
@@ -90,7 +93,7 @@ func New(o Options) *Kubelet {
 	k := &Kubelet{o: o, workers: map[types.UID]*pod.Worker{}}
 	k.cfg = &pod.WorkerConfig{
 		Lifecycle: o.Lifecycle, Runtime: o.Runtime, Status: &statusWriter{client: o.Client},
-		HostIP: o.HostIP, SyncPeriod: o.SyncPeriod,
+		HostIP: o.HostIP, SyncPeriod: o.SyncPeriod, Recorder: o.Recorder,
 	}
 	if o.Metrics != nil {
 		k.cfg.OnStarted = func(_ *corev1.Pod, d, sli time.Duration) {

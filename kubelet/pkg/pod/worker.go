@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
@@ -41,7 +42,16 @@ type WorkerConfig struct {
 	OnStarted func(pod *corev1.Pod, d, sli time.Duration)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Recorder records the worker's events (DeadlineExceeded); may be nil.
+	Recorder record.EventRecorder
 }
+
+// The reason and message of a pod that ran past its
+// activeDeadlineSeconds, as upstream's.
+const (
+	ReasonDeadlineExceeded  = "DeadlineExceeded"
+	MessageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+)
 
 // Worker runs one pod. Update and Remove feed it; Run is its goroutine.
 type Worker struct {
@@ -203,6 +213,10 @@ func (w *Worker) Sync(ctx context.Context) bool {
 	}
 	if err := w.refresh(ctx); err != nil {
 		logger.Error(err, "Listing the pod's containers")
+		return false
+	}
+	if w.pastActiveDeadline(pod) {
+		w.deadlineExceeded(ctx)
 		return false
 	}
 	if !s.Prepared {
@@ -367,8 +381,9 @@ func (w *Worker) evict(ctx context.Context, e *Eviction) {
 	closeOnce(e.done)
 }
 
-// evictedStatus is the final status of an evicted pod: every container
-// that ran is terminated (killed: exit code 137), nothing is ready.
+// evictedStatus is the final status of an evicted pod (or of one past its
+// active deadline): every container that ran is terminated (killed: exit
+// code 137), nothing is ready.
 func evictedStatus(st corev1.PodStatus, e *Eviction, now time.Time) corev1.PodStatus {
 	st = *st.DeepCopy()
 	st.Phase, st.Reason, st.Message = corev1.PodFailed, e.Reason, e.Message
@@ -402,6 +417,48 @@ func evictedStatus(st corev1.PodStatus, e *Eviction, now time.Time) corev1.PodSt
 		st.Conditions = append(st.Conditions, c)
 	}
 	return st
+}
+
+// pastActiveDeadline says the pod has been active here (since its
+// startTime) for its activeDeadlineSeconds or longer.
+func (w *Worker) pastActiveDeadline(pod *corev1.Pod) bool {
+	if pod.Spec.ActiveDeadlineSeconds == nil {
+		return false
+	}
+	start := pod.Status.StartTime
+	if w.lastSent != nil {
+		start = w.lastSent.StartTime
+	}
+	if start == nil || start.IsZero() {
+		return false
+	}
+	return w.state.Now.Sub(start.Time) >= time.Duration(*pod.Spec.ActiveDeadlineSeconds)*time.Second
+}
+
+// deadlineExceeded ends a pod that ran past its activeDeadlineSeconds, as
+// upstream's kubelet: its containers are killed within the grace period
+// (their preStop hooks run) and kept, what it holds is released, and it
+// ends Failed with reason DeadlineExceeded.
+func (w *Worker) deadlineExceeded(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	s := w.state
+	status := w.computeStatus()
+	if w.cfg.Recorder != nil {
+		w.cfg.Recorder.Event(s.Pod, corev1.EventTypeNormal, ReasonDeadlineExceeded, MessageDeadlineExceeded)
+	}
+	s.GracePeriod = GracePeriod(s.Pod)
+	w.running.Store(false)
+	if err := w.cfg.Lifecycle.Release(ctx, s); err != nil {
+		logger.Error(err, "Killing a pod past its active deadline; will retry")
+		return
+	}
+	status = evictedStatus(status, &Eviction{Reason: ReasonDeadlineExceeded, Message: MessageDeadlineExceeded}, s.Now)
+	if err := w.send(ctx, s.Pod, status); err != nil {
+		logger.Error(err, "Updating the status of a pod past its active deadline; will retry")
+		return
+	}
+	logger.Info("Pod was active longer than its deadline", "activeDeadlineSeconds", *s.Pod.Spec.ActiveDeadlineSeconds)
+	w.setTerminal()
 }
 
 func closeOnce(ch chan struct{}) {

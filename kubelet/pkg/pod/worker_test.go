@@ -629,3 +629,59 @@ func TestContainersHookRemovesOlderAttemptLogs(t *testing.T) {
 		t.Errorf("attempt 1's log: %v, want kept", err)
 	}
 }
+
+// A pod that runs past its activeDeadlineSeconds is killed and ends Failed
+// with DeadlineExceeded, as upstream; it keeps its containers, and is not
+// started again.
+func TestWorkerActiveDeadline(t *testing.T) {
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	p.Spec.ActiveDeadlineSeconds = ptr.To[int64](30)
+	p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: execHandler("prestop")}
+	h := newHarness(p)
+	rec, _ := h.withHandlers()
+	h.w.cfg.Recorder = rec
+	h.sync(t)
+	h.clock.Step(29 * time.Second)
+	h.sync(t)
+	if st := h.status.last(); st.Phase != corev1.PodRunning {
+		t.Fatalf("phase before the deadline = %s", st.Phase)
+	}
+	h.clock.Step(time.Second)
+	h.sync(t)
+	st := h.status.last()
+	if st.Phase != corev1.PodFailed || st.Reason != "DeadlineExceeded" || st.Message != "Pod was active on the node longer than the specified deadline" {
+		t.Fatalf("status = %s %q %q", st.Phase, st.Reason, st.Message)
+	}
+	if cs := st.ContainerStatuses[0]; cs.State.Terminated == nil || cs.Ready {
+		t.Errorf("container status = %+v", cs)
+	}
+	if got := strings.Join(h.rt.calls, "|"); !strings.Contains(got, "exec prestop|stop c ") {
+		t.Errorf("calls = %s, want the container killed after its preStop hook", got)
+	}
+	if h.rt.count() != 1 || len(h.net.sandbox) != 0 {
+		t.Errorf("containers %d sandboxes %d, want the container kept and the sandbox released", h.rt.count(), len(h.net.sandbox))
+	}
+	if evs := events(rec); !hasEvent(evs, "Normal DeadlineExceeded Pod was active on the node longer than the specified deadline") {
+		t.Errorf("events = %v", evs)
+	}
+	h.clock.Step(time.Minute)
+	h.sync(t)
+	if got := h.rt.callsWith("start"); len(got) != 1 {
+		t.Errorf("starts = %v: started again after its deadline", got)
+	}
+}
+
+// A deadline lowered on a running pod applies at once.
+func TestWorkerActiveDeadlineLowered(t *testing.T) {
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	h := newHarness(p)
+	h.sync(t)
+	h.clock.Step(10 * time.Second)
+	u := p.DeepCopy()
+	u.Spec.ActiveDeadlineSeconds = ptr.To[int64](5)
+	h.w.Update(u)
+	h.sync(t)
+	if st := h.status.last(); st.Phase != corev1.PodFailed || st.Reason != "DeadlineExceeded" {
+		t.Errorf("status = %s %q", st.Phase, st.Reason)
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/containerd/api/services/tasks/v1"
+	"github.com/containerd/containerd/namespaces"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -267,6 +269,38 @@ func TestConformanceBehaviours(t *testing.T) {
 		}
 		if got := env("nolinks", false); got != "FOOSERVICE_SERVICE_PORT_HTTP_PORT=mine\n"+masterVars {
 			t.Errorf("without service links:\n%s\nwant the kubernetes Service's only", got)
+		}
+	})
+
+	t.Run("activeDeadlineSeconds", func(t *testing.T) {
+		p := imagePod("deadline", "busybox", corev1.RestartPolicyAlways, "sh", "-c", "echo started; exec sleep 3600")
+		p.Spec.ActiveDeadlineSeconds = ptr.To[int64](2)
+		e.createPod(t, p)
+		poll(t, 60*time.Second, "pod deadline to fail with DeadlineExceeded", func() (bool, string) {
+			p = e.getPod(t, "deadline")
+			return p.Status.Phase == corev1.PodFailed, fmt.Sprintf("%s %q %+v", p.Status.Phase, p.Status.Reason, p.Status.ContainerStatuses)
+		})
+		if p.Status.Reason != "DeadlineExceeded" || p.Status.Message != "Pod was active on the node longer than the specified deadline" {
+			t.Errorf("status: %q %q", p.Status.Reason, p.Status.Message)
+		}
+		if cs := p.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].Ready {
+			t.Errorf("container statuses: %+v", cs)
+		}
+		if left := e.podContainers(t, p.UID); len(left) != 1 {
+			t.Errorf("containers: %v, want the killed one kept", left)
+		}
+		ctx := namespaces.WithNamespace(ctx, e.namespace)
+		tasks, err := e.ctd.Client.TaskService().List(ctx, &tasks.ListTasksRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks.Tasks {
+			if slices.Contains(e.podContainers(t, p.UID), task.ID) {
+				t.Errorf("the container's task is left: %s", task.ID)
+			}
+		}
+		if code, body := e.apiClient(t, k, "apiserver-kubelet-client").get(t, "/containerLogs/default/deadline/c"); code != http.StatusOK || body != "started\n" {
+			t.Errorf("log of the killed container: %d %q", code, body)
 		}
 	})
 }
