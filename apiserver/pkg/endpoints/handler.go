@@ -240,13 +240,13 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 		case sub == registry.SubScale && (r.Method == http.MethodGet || r.Method == http.MethodPut || r.Method == http.MethodPatch):
 			h.scale(w, r, s, ns, name)
 		case sub == registry.SubBinding && r.Method == http.MethodPost:
-			h.bind(w, r, s, ns, name)
+			h.withoutTables(func(w http.ResponseWriter, r *http.Request) { h.bind(w, r, s, ns, name) })(w, r)
 		case sub == registry.SubFinalize && r.Method == http.MethodPut:
 			h.finalize(w, r, s, name)
 		case sub == registry.SubToken && r.Method == http.MethodPost:
-			h.tokenRequest(w, r, s, ns, name)
+			h.withoutTables(func(w http.ResponseWriter, r *http.Request) { h.tokenRequest(w, r, s, ns, name) })(w, r)
 		case sub == registry.SubEviction && r.Method == http.MethodPost:
-			h.evict(w, r, s, ns, name)
+			h.withoutTables(func(w http.ResponseWriter, r *http.Request) { h.evict(w, r, s, ns, name) })(w, r)
 		case sub == registry.SubLog && r.Method == http.MethodGet:
 			h.podLog(w, r, s, ns, name)
 		case isConnect(sub) && (r.Method == http.MethodGet || r.Method == http.MethodPost):

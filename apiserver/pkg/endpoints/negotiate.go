@@ -3,6 +3,7 @@ package endpoints
 import (
 	"fmt"
 	"mime"
+	"net/http"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,6 +29,13 @@ type target struct {
 // negotiate picks the first acceptable media type of the Accept header.
 // Table and PartialObjectMetadata views are meta.k8s.io/v1 only.
 func (h *Handler) negotiate(accept string, list bool) (target, error) {
+	return h.negotiateViews(accept, list, true)
+}
+
+// negotiateViews is negotiate; tables false skips the clauses asking for a
+// Table, as upstream does for endpoints without a table convertor (the
+// create-only reviews, token requests, bindings and evictions).
+func (h *Handler) negotiateViews(accept string, list, tables bool) (target, error) {
 	infos := h.codecs.Factory.SupportedMediaTypes()
 	find := func(mt string) (runtime.SerializerInfo, bool) {
 		for _, i := range infos {
@@ -64,6 +72,9 @@ func (h *Handler) negotiate(accept string, list bool) (target, error) {
 			}
 			switch as {
 			case "Table":
+				if !tables {
+					continue
+				}
 				v = viewTable
 			case "PartialObjectMetadata":
 				if list {
@@ -108,4 +119,24 @@ func (h *Handler) bodySerializer(contentType string) (runtime.SerializerInfo, er
 		}
 	}
 	return runtime.SerializerInfo{}, newUnsupportedMediaType(contentType)
+}
+
+// withoutTables answers 406 before a create-only endpoint does anything
+// when the client accepts nothing but a Table, as upstream's negotiation
+// at the start of a create; otherwise the request goes on with the Accept
+// header narrowed to what was chosen, so the answer is not a Table either.
+func (h *Handler) withoutTables(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t, err := h.negotiateViews(r.Header.Get("Accept"), false, false)
+		if err != nil {
+			h.writeStatusJSON(w, err)
+			return
+		}
+		accept := t.mediaType
+		if t.view == viewPartialMetadata {
+			accept += ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+		}
+		r.Header.Set("Accept", accept)
+		next(w, r)
+	}
 }

@@ -42,7 +42,9 @@ func (h *Handler) InstallReviews(r *mux.Router, authorize AuthorizeFunc) {
 			path = root + "/namespaces/{namespace}/" + rr.Resource
 		}
 		r.HandleFunc(path, func(w http.ResponseWriter, req *http.Request) {
-			h.review(w, req, authorize, rr, mux.Vars(req)["namespace"])
+			h.withoutTables(func(w http.ResponseWriter, req *http.Request) {
+				h.review(w, req, authorize, rr, mux.Vars(req)["namespace"])
+			})(w, req)
 		}).Methods(http.MethodPost)
 	}
 }

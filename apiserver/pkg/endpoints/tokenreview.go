@@ -25,7 +25,7 @@ var TokenReviewResource = ReviewResource{Resource: "tokenreviews", Kind: "TokenR
 // own: a review asking for other audiences is not authenticated.
 func (h *Handler) InstallTokenReview(r *mux.Router, authenticate TokenAuthenticateFunc, audiences []string) {
 	r.HandleFunc("/apis/authentication.k8s.io/v1/tokenreviews", func(w http.ResponseWriter, req *http.Request) {
-		h.tokenReview(w, req, authenticate, audiences)
+		h.withoutTables(func(w http.ResponseWriter, req *http.Request) { h.tokenReview(w, req, authenticate, audiences) })(w, req)
 	}).Methods(http.MethodPost)
 }
 
