@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,7 +213,7 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 		spec.NetNSPath = s.Sandbox.NetNSPath
 	}
 	spec.HostNetwork = s.Pod.Spec.HostNetwork
-	if spec.Mounts, err = mounts(s, c); err != nil {
+	if spec.Mounts, err = mounts(s, c, vals); err != nil {
 		return ContainerSpec{}, err
 	}
 	if spec.LogPath != "" {
@@ -232,9 +233,11 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 	return spec, nil
 }
 
-// mounts are the container's volume mounts on the host; a subPath is
-// created in the volume when missing.
-func mounts(s *State, c *corev1.Container) ([]Mount, error) {
+// mounts are the container's volume mounts on the host; env is the
+// container's environment, which subPathExpr expands. A subPath is
+// checked as upstream checks it (relative, no '..') and created in the
+// volume, with the volume's mode, when missing.
+func mounts(s *State, c *corev1.Container, env map[string]string) ([]Mount, error) {
 	var out []Mount
 	for _, vm := range c.VolumeMounts {
 		vol, ok := s.Volumes[vm.Name]
@@ -242,14 +245,20 @@ func mounts(s *State, c *corev1.Container) ([]Mount, error) {
 			return nil, fmt.Errorf("volume %q is not set up", vm.Name)
 		}
 		src := vol.Path
-		if vm.SubPath != "" {
-			clean := filepath.Clean(vm.SubPath)
-			if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
-				return nil, fmt.Errorf("invalid subPath %q", vm.SubPath)
+		subPath := vm.SubPath
+		if vm.SubPathExpr != "" {
+			var err error
+			if subPath, err = ExpandSubPath(vm.SubPathExpr, env); err != nil {
+				return nil, err
 			}
-			src = filepath.Join(src, clean)
+		}
+		if subPath != "" {
+			if err := CheckSubPath(subPath); err != nil {
+				return nil, err
+			}
+			src = filepath.Join(src, subPath)
 			if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
-				if err := os.MkdirAll(src, 0o755); err != nil {
+				if err := makeSubPath(vol.Path, src); err != nil {
 					return nil, err
 				}
 			}
@@ -262,6 +271,53 @@ func mounts(s *State, c *corev1.Container) ([]Mount, error) {
 		}
 	}
 	return out, nil
+}
+
+// ExpandSubPath expands the $(NAME) references of a subPathExpr with the
+// container's environment; a name that is not set, or is empty, is an
+// error, as upstream's.
+func ExpandSubPath(expr string, env map[string]string) (string, error) {
+	var missing []string
+	out := expand(expr, func(name string) (string, bool) {
+		v := env[name]
+		if v == "" && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+		return v, true
+	})
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return "", fmt.Errorf("missing value for %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// CheckSubPath refuses an absolute subPath and one with a '..' element,
+// with upstream's messages.
+func CheckSubPath(p string) error {
+	if filepath.IsAbs(p) {
+		return fmt.Errorf("error SubPath `%s` must not be an absolute path", p)
+	}
+	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
+		if part == ".." {
+			return fmt.Errorf("unable to provision SubPath `%s`: must not contain '..'", p)
+		}
+	}
+	return nil
+}
+
+// makeSubPath creates a subPath directory in a volume with the mode of
+// the volume's root, as upstream (an emptyDir's subPath is world-writable
+// as the emptyDir is).
+func makeSubPath(root, dir string) error {
+	perm := os.FileMode(0o755)
+	if fi, err := os.Stat(root); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	return os.Chmod(dir, perm)
 }
 
 // mountsPath says whether the container mounts a volume at path itself.

@@ -259,6 +259,14 @@ func ResourceValue(c *corev1.Container, ref *corev1.ResourceFieldSelector, alloc
 // Expand replaces $(NAME) with the value of NAME when it is defined; $$
 // escapes a $; anything else is left as it is (upstream's expansion).
 func Expand(s string, vals map[string]string) string {
+	return expand(s, func(name string) (string, bool) {
+		v, ok := vals[name]
+		return v, ok
+	})
+}
+
+// expand is Expand with a lookup function.
+func expand(s string, lookup func(name string) (string, bool)) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
@@ -279,7 +287,7 @@ func Expand(s string, vals map[string]string) string {
 				continue
 			}
 			name := s[i+2 : i+2+end]
-			if v, ok := vals[name]; ok {
+			if v, ok := lookup(name); ok {
 				b.WriteString(v)
 			} else {
 				b.WriteString(s[i : i+3+end])

@@ -203,7 +203,7 @@ func TestMountsOfContainer(t *testing.T) {
 		{Name: "cfg", MountPath: "/etc/cfg"},
 		{Name: "data", MountPath: "/ro", ReadOnly: true},
 	}}
-	got, err := mounts(s, c)
+	got, err := mounts(s, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,9 +215,72 @@ func TestMountsOfContainer(t *testing.T) {
 		t.Errorf("subPath not created: %v", err)
 	}
 	for _, bad := range []corev1.VolumeMount{{Name: "missing", MountPath: "/m"}, {Name: "data", MountPath: "/m", SubPath: "../escape"}} {
-		if _, err := mounts(s, &corev1.Container{VolumeMounts: []corev1.VolumeMount{bad}}); err == nil {
+		if _, err := mounts(s, &corev1.Container{VolumeMounts: []corev1.VolumeMount{bad}}, nil); err == nil {
 			t.Errorf("mount %+v accepted", bad)
 		}
+	}
+}
+
+func TestSubPathExpr(t *testing.T) {
+	env := map[string]string{"POD_NAME": "web-1", "UP": "..", "ABS": "/tmp", "EMPTY": "", "TICK": "`hostname`"}
+	tests := []struct {
+		name, subPath, expr string
+		want                string
+		wantErr             string
+	}{
+		{name: "expanded", expr: "logs/$(POD_NAME)", want: "logs/web-1"},
+		{name: "escaped", expr: "$$(POD_NAME)", want: "$(POD_NAME)"},
+		{name: "backticks are only characters", expr: "$(TICK)", want: "`hostname`"},
+		{name: "expands to ..", expr: "$(UP)", wantErr: "unable to provision SubPath `..`: must not contain '..'"},
+		{name: "expands to a nested ..", expr: "a/$(UP)/b", wantErr: "unable to provision SubPath `a/../b`: must not contain '..'"},
+		{name: "expands to an absolute path", expr: "$(ABS)", wantErr: "error SubPath `/tmp` must not be an absolute path"},
+		{name: "missing variables", expr: "$(NOPE)/$(EMPTY)", wantErr: "missing value for EMPTY, NOPE"},
+		{name: "subPath with a nested ..", subPath: "x/../y", wantErr: "must not contain '..'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Chmod(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			s := NewState(testPod(corev1.RestartPolicyAlways, "busybox"))
+			s.Volumes = map[string]Volume{"data": {Path: dir}}
+			c := &corev1.Container{VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPath: tt.subPath, SubPathExpr: tt.expr}}}
+			got, err := mounts(s, c, env)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(dir, tt.want); len(got) != 1 || got[0].Source != want {
+				t.Fatalf("mounts = %+v, want %s", got, want)
+			}
+			if fi, err := os.Stat(got[0].Source); err != nil || fi.Mode().Perm() != 0o777 {
+				t.Errorf("subPath directory: %v %v, want the volume's mode 0777", fi, err)
+			}
+		})
+	}
+}
+
+// A subPathExpr that fails its checks fails the container with
+// CreateContainerConfigError; nothing is created.
+func TestWorkerSubPathExprConfigError(t *testing.T) {
+	p := testPod(corev1.RestartPolicyNever, "busybox")
+	p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "POD_NAME", Value: ".."})
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "work", MountPath: "/logs", SubPathExpr: "$(POD_NAME)"}}
+	h := newHarness(p)
+	h.w.state.Volumes = map[string]Volume{"work": {Path: t.TempDir()}}
+	h.sync(t)
+	cs := h.status.last().ContainerStatuses[0]
+	if w := cs.State.Waiting; w == nil || w.Reason != ReasonCreateContainerConfigError || !strings.Contains(w.Message, "must not contain '..'") {
+		t.Errorf("state = %+v, want waiting CreateContainerConfigError", cs.State)
+	}
+	if got := h.rt.callsWith("create"); len(got) != 0 {
+		t.Errorf("creates = %v", got)
 	}
 }
 

@@ -303,4 +303,30 @@ func TestConformanceBehaviours(t *testing.T) {
 			t.Errorf("log of the killed container: %d %q", code, body)
 		}
 	})
+
+	t.Run("subPathExpr", func(t *testing.T) {
+		mk := func(name, value string, cmd ...string) {
+			p := imagePod(name, "busybox", corev1.RestartPolicyNever, cmd...)
+			p.Spec.Volumes = []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			c := &p.Spec.Containers[0]
+			c.Env = []corev1.EnvVar{{Name: "SUB", Value: value}}
+			c.VolumeMounts = []corev1.VolumeMount{{Name: "work", MountPath: "/sub", SubPathExpr: "logs/$(SUB)"}, {Name: "work", MountPath: "/all"}}
+			e.createPod(t, p)
+		}
+		mk("subpath-ok", "x", "sh", "-c", "echo hi > /sub/f && cat /all/logs/x/f")
+		mk("subpath-up", "..", "true")
+		mk("subpath-abs", "/../../etc", "true")
+		poll(t, 60*time.Second, "pod subpath-ok to succeed", func() (bool, string) {
+			p := e.getPod(t, "subpath-ok")
+			return p.Status.Phase == corev1.PodSucceeded, fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses)
+		})
+		for _, name := range []string{"subpath-up", "subpath-abs"} {
+			poll(t, 30*time.Second, "pod "+name+" to fail with CreateContainerConfigError", func() (bool, string) {
+				p := e.getPod(t, name)
+				cs := p.Status.ContainerStatuses
+				return len(cs) == 1 && cs[0].State.Waiting != nil && cs[0].State.Waiting.Reason == "CreateContainerConfigError" &&
+					strings.Contains(cs[0].State.Waiting.Message, "must not contain '..'"), fmt.Sprintf("%+v", cs)
+			})
+		}
+	})
 }
