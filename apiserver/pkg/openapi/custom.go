@@ -1,7 +1,10 @@
 package openapi
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -9,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/schemamutation"
+	"k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"skiff.dev/apiserver/pkg/openapi/generated"
@@ -111,6 +115,79 @@ func customListSchema(r Resource, ref common.ReferenceCallback) spec.Schema {
 			}},
 		},
 	}}
+}
+
+const extensionPreserveUnknownFields = "x-kubernetes-preserve-unknown-fields"
+
+// customV2 rewrites the definitions of the custom resources in a Swagger
+// 2.0 document as upstream's CRD builder does for v2, where kubectl reads
+// a schema as closed: a kind whose schema preserves unknown fields at the
+// root is published as a bare object (no properties at all, so any field
+// passes); below the root, a node that preserves unknown fields loses its
+// properties and items, a nullable one its type as well, an array left
+// without items its type, and a nullable property is no longer required.
+func customV2(defs spec.Definitions, resources []Resource) error {
+	for _, r := range resources {
+		if r.Schema == nil {
+			continue
+		}
+		name := util.ToRESTFriendlyName(customTypeName(r.gvk()))
+		def, ok := defs[name]
+		if !ok {
+			continue
+		}
+		if preservesUnknownFields(r.Schema) {
+			bare := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}}}
+			if gvk, ok := def.Extensions[extensionGVK]; ok {
+				bare.Extensions = spec.Extensions{extensionGVK: gvk}
+			}
+			defs[name] = bare
+			continue
+		}
+		// A copy: the definition shares its nested schemas with the v3
+		// documents'.
+		data, err := json.Marshal(def)
+		if err != nil {
+			return fmt.Errorf("openapi: %s: %w", name, err)
+		}
+		var c spec.Schema
+		if err := json.Unmarshal(data, &c); err != nil {
+			return fmt.Errorf("openapi: %s: %w", name, err)
+		}
+		structuralV2(&c)
+		defs[name] = c
+	}
+	return nil
+}
+
+func preservesUnknownFields(s *spec.Schema) bool {
+	v, _ := s.Extensions.GetBool(extensionPreserveUnknownFields)
+	return v
+}
+
+func structuralV2(s *spec.Schema) {
+	if s.Nullable {
+		s.Type, s.Nullable, s.Items, s.Properties = nil, false, nil, nil
+	}
+	if preservesUnknownFields(s) {
+		s.Items, s.Properties = nil, nil
+	}
+	if s.Items == nil && s.Type.Contains("array") {
+		s.Type = nil
+	}
+	for name, p := range s.Properties {
+		if p.Nullable {
+			s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
+		}
+		structuralV2(&p)
+		s.Properties[name] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		structuralV2(s.Items.Schema)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		structuralV2(s.AdditionalProperties.Schema)
+	}
 }
 
 // toSwagger2 drops from a definition what Swagger 2.0 cannot express

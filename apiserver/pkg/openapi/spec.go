@@ -138,7 +138,7 @@ func build(base *Spec, resources []Resource, opts []Option) (*Spec, error) {
 		}
 	}
 
-	s.swagger, err = buildSwagger(containers, v2Config(o, t, namer, getDefinitions))
+	s.swagger, err = buildSwagger(containers, v2Config(o, t, namer, getDefinitions), resources)
 	if err != nil {
 		return nil, err
 	}
@@ -254,10 +254,13 @@ func v3Config(o options, t *registry, namer *operationNamer, defs common.GetOpen
 
 // buildSwagger builds the Swagger 2.0 document. As upstream, defaults are
 // pruned from its definitions: v2 clients do not expect them beside $ref.
-func buildSwagger(containers []common.RouteContainer, cfg *common.Config) (*spec.Swagger, error) {
+func buildSwagger(containers []common.RouteContainer, cfg *common.Config, resources []Resource) (*spec.Swagger, error) {
 	sw, err := builder.BuildOpenAPISpecFromRoutes(containers, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("openapi: building v2: %w", err)
+	}
+	if err := customV2(sw.Definitions, resources); err != nil {
+		return nil, err
 	}
 	sw.Definitions = toSwagger2(pruneDefaults(sw.Definitions))
 	return sw, nil
