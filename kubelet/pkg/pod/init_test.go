@@ -77,3 +77,82 @@ func TestInitContainerFailsPodNever(t *testing.T) {
 		t.Errorf("init-1 status = %+v", st.InitContainerStatuses[0])
 	}
 }
+
+func condOf(st corev1.PodStatus, t corev1.PodConditionType) corev1.PodCondition {
+	for _, c := range st.Conditions {
+		if c.Type == t {
+			return c
+		}
+	}
+	return corev1.PodCondition{}
+}
+
+// The conditions' reasons and messages, as upstream's generate.go, along
+// an init container's failures and the pod's end.
+func TestInitConditionsReasons(t *testing.T) {
+	type want struct {
+		status          corev1.ConditionStatus
+		reason, message string
+	}
+	check := func(t *testing.T, st corev1.PodStatus, typ corev1.PodConditionType, w want) {
+		t.Helper()
+		c := condOf(st, typ)
+		if c.Status != w.status || c.Reason != w.reason || c.Message != w.message {
+			t.Errorf("%s = %s %q %q, want %s %q %q", typ, c.Status, c.Reason, c.Message, w.status, w.reason, w.message)
+		}
+	}
+	t.Run("restarting init container", func(t *testing.T) {
+		h := newHarness(initPod(corev1.RestartPolicyAlways))
+		h.sync(t)
+		st := h.status.last()
+		check(t, st, corev1.PodInitialized, want{corev1.ConditionFalse, "ContainersNotInitialized", "containers with incomplete status: [init-1 init-2]"})
+		check(t, st, corev1.ContainersReady, want{corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [c]"})
+		check(t, st, corev1.PodReady, want{corev1.ConditionFalse, "ContainersNotReady", "containers with unready status: [c]"})
+		if w := st.InitContainerStatuses[1].State.Waiting; w == nil || w.Reason != ReasonPodInitializing {
+			t.Errorf("init-2 waits with %+v, want PodInitializing", st.InitContainerStatuses[1].State)
+		}
+		h.rt.exit("init-1", 1)
+		h.sync(t)
+		h.rt.exit("init-1", 1)
+		h.sync(t)
+		st = h.status.last()
+		check(t, st, corev1.PodInitialized, want{corev1.ConditionFalse, "ContainersNotInitialized", "containers with incomplete status: [init-1 init-2]"})
+		if w := st.InitContainerStatuses[0].State.Waiting; w == nil || w.Reason != ReasonCrashLoopBackOff {
+			t.Errorf("init-1 = %+v, want CrashLoopBackOff", st.InitContainerStatuses[0].State)
+		}
+		if w := st.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != ReasonPodInitializing {
+			t.Errorf("c = %+v, want PodInitializing", st.ContainerStatuses[0].State)
+		}
+	})
+	t.Run("failed init container under Never", func(t *testing.T) {
+		h := newHarness(initPod(corev1.RestartPolicyNever))
+		h.sync(t)
+		h.rt.exit("init-1", 0)
+		h.sync(t)
+		h.rt.exit("init-2", 1)
+		h.sync(t)
+		st := h.status.last()
+		if st.Phase != corev1.PodFailed {
+			t.Fatalf("phase = %s", st.Phase)
+		}
+		check(t, st, corev1.PodInitialized, want{corev1.ConditionFalse, "ContainersNotInitialized", "containers with incomplete status: [init-2]"})
+		check(t, st, corev1.ContainersReady, want{corev1.ConditionFalse, "PodFailed", ""})
+		check(t, st, corev1.PodReady, want{corev1.ConditionFalse, "PodFailed", ""})
+	})
+	t.Run("succeeded", func(t *testing.T) {
+		h := newHarness(initPod(corev1.RestartPolicyNever))
+		h.sync(t)
+		h.rt.exit("init-1", 0)
+		h.sync(t)
+		h.rt.exit("init-2", 0)
+		h.sync(t)
+		st := h.status.last()
+		check(t, st, corev1.PodInitialized, want{corev1.ConditionTrue, "", ""})
+		check(t, st, corev1.PodReady, want{corev1.ConditionTrue, "", ""})
+		h.rt.exit("c", 0)
+		h.sync(t)
+		st = h.status.last()
+		check(t, st, corev1.PodInitialized, want{corev1.ConditionTrue, "PodCompleted", ""})
+		check(t, st, corev1.ContainersReady, want{corev1.ConditionFalse, "PodCompleted", ""})
+	})
+}

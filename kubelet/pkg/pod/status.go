@@ -2,6 +2,7 @@ package pod
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,7 +60,7 @@ func ComputeStatus(s *State, old corev1.PodStatus, hostIP string) corev1.PodStat
 	default:
 		st.Phase = Phase(pod.Spec.RestartPolicy, st.ContainerStatuses)
 	}
-	st.Conditions = conditions(s, st, initDone)
+	st.Conditions = conditions(s, st)
 	keepTransitionTimes(old.Conditions, st.Conditions, s.Now)
 	return st
 }
@@ -104,13 +105,18 @@ func containerStatus(s *State, c corev1.Container) corev1.ContainerStatus {
 	return cs
 }
 
-// waitingBeforeStart explains why a container has not started yet.
+// waitingBeforeStart explains why a container has not started yet: an
+// error, else, as upstream's default, PodInitializing in a pod with init
+// containers and ContainerCreating in one without.
 func waitingBeforeStart(s *State, name string) *corev1.ContainerStateWaiting {
 	if e, ok := s.Errors[name]; ok {
 		return &corev1.ContainerStateWaiting{Reason: e.Reason, Message: e.Message}
 	}
 	if img := s.Images[name]; img != nil && !img.Ready && img.Reason != "" {
 		return &corev1.ContainerStateWaiting{Reason: img.Reason, Message: img.Message}
+	}
+	if len(s.Pod.Spec.InitContainers) > 0 {
+		return &corev1.ContainerStateWaiting{Reason: ReasonPodInitializing}
 	}
 	return &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}
 }
@@ -193,30 +199,102 @@ func Phase(policy corev1.RestartPolicy, statuses []corev1.ContainerStatus) corev
 	return corev1.PodPending
 }
 
-func conditions(s *State, st corev1.PodStatus, initDone bool) []corev1.PodCondition {
-	cond := func(t corev1.PodConditionType, ok bool, reason string) corev1.PodCondition {
-		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason}
-		if ok {
-			c.Status, c.Reason = corev1.ConditionTrue, ""
-		}
-		return c
-	}
-	ready := len(st.ContainerStatuses) > 0
-	for _, cs := range st.ContainerStatuses {
-		ready = ready && cs.Ready
-	}
-	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
-	notReady := "ContainersNotReady"
-	if terminal {
-		notReady = "PodCompleted"
-	}
+// conditions are upstream's (pkg/kubelet/status/generate.go): Initialized
+// says which init containers are not done, ContainersReady and Ready which
+// containers are not ready, with upstream's reasons and messages.
+func conditions(s *State, st corev1.PodStatus) []corev1.PodCondition {
 	return []corev1.PodCondition{
-		cond(corev1.PodReadyToStartContainers, s.Sandbox != nil, ""),
-		cond(corev1.PodInitialized, initDone, "ContainersNotInitialized"),
-		cond(corev1.ContainersReady, ready, notReady),
-		cond(corev1.PodReady, ready, notReady),
-		cond(corev1.PodScheduled, true, ""),
+		condition(corev1.PodReadyToStartContainers, s.Sandbox != nil, "", ""),
+		initializedCondition(s.Pod, st),
+		containersReadyCondition(corev1.ContainersReady, s.Pod, st),
+		containersReadyCondition(corev1.PodReady, s.Pod, st),
+		condition(corev1.PodScheduled, true, "", ""),
 	}
+}
+
+func condition(t corev1.PodConditionType, ok bool, reason, message string) corev1.PodCondition {
+	if ok {
+		return corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: message}
+	}
+	return corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason, Message: message}
+}
+
+// initializedCondition is upstream's GeneratePodInitializedCondition.
+func initializedCondition(pod *corev1.Pod, st corev1.PodStatus) corev1.PodCondition {
+	if len(pod.Spec.InitContainers) == 0 {
+		return condition(corev1.PodInitialized, true, "", "")
+	}
+	var unknown, incomplete []string
+	for _, c := range pod.Spec.InitContainers {
+		cs, ok := statusOf(st.InitContainerStatuses, c.Name)
+		if !ok {
+			unknown = append(unknown, c.Name)
+			continue
+		}
+		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+			incomplete = append(incomplete, c.Name)
+		}
+	}
+	if st.Phase == corev1.PodSucceeded && len(unknown) == 0 {
+		return condition(corev1.PodInitialized, true, "PodCompleted", "")
+	}
+	// An app container that has run means the pod was initialized.
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil {
+			return condition(corev1.PodInitialized, true, "", "")
+		}
+	}
+	if msg := unreadyMessage(unknown, incomplete, "incomplete"); msg != "" {
+		return condition(corev1.PodInitialized, false, "ContainersNotInitialized", msg)
+	}
+	return condition(corev1.PodInitialized, true, "", "")
+}
+
+// containersReadyCondition is upstream's GenerateContainersReadyCondition
+// (and GeneratePodReadyCondition, which repeats it).
+func containersReadyCondition(t corev1.PodConditionType, pod *corev1.Pod, st corev1.PodStatus) corev1.PodCondition {
+	var unknown, unready []string
+	for _, c := range pod.Spec.Containers {
+		cs, ok := statusOf(st.ContainerStatuses, c.Name)
+		switch {
+		case !ok:
+			unknown = append(unknown, c.Name)
+		case !cs.Ready:
+			unready = append(unready, c.Name)
+		}
+	}
+	switch {
+	case st.Phase == corev1.PodSucceeded && len(unknown) == 0:
+		return condition(t, false, "PodCompleted", "")
+	case st.Phase == corev1.PodFailed:
+		return condition(t, false, "PodFailed", "")
+	}
+	if msg := unreadyMessage(unknown, unready, "unready"); msg != "" {
+		return condition(t, false, "ContainersNotReady", msg)
+	}
+	return condition(t, true, "", "")
+}
+
+// unreadyMessage is upstream's "containers with unknown status: [a],
+// containers with <what> status: [b c]".
+func unreadyMessage(unknown, other []string, what string) string {
+	var parts []string
+	if len(unknown) > 0 {
+		parts = append(parts, fmt.Sprintf("containers with unknown status: %s", unknown))
+	}
+	if len(other) > 0 {
+		parts = append(parts, fmt.Sprintf("containers with %s status: %s", what, other))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func statusOf(list []corev1.ContainerStatus, name string) (corev1.ContainerStatus, bool) {
+	for _, cs := range list {
+		if cs.Name == name {
+			return cs, true
+		}
+	}
+	return corev1.ContainerStatus{}, false
 }
 
 // keepTransitionTimes carries the old lastTransitionTime over for a

@@ -329,4 +329,33 @@ func TestConformanceBehaviours(t *testing.T) {
 			})
 		}
 	})
+
+	t.Run("init container status details", func(t *testing.T) {
+		p := imagePod("initfail", "busybox", corev1.RestartPolicyAlways, "sleep", "3600")
+		p.Spec.InitContainers = []corev1.Container{
+			{Name: "init1", Image: "busybox", Command: []string{"false"}},
+			{Name: "init2", Image: "busybox", Command: []string{"true"}},
+		}
+		e.createPod(t, p)
+		poll(t, 60*time.Second, "init1 to have failed twice", func() (bool, string) {
+			p = e.getPod(t, "initfail")
+			ics := p.Status.InitContainerStatuses
+			return len(ics) == 2 && ics[0].RestartCount >= 1, fmt.Sprintf("%+v", ics)
+		})
+		var init corev1.PodCondition
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodInitialized {
+				init = c
+			}
+		}
+		if init.Status != corev1.ConditionFalse || init.Reason != "ContainersNotInitialized" || init.Message != "containers with incomplete status: [init1 init2]" {
+			t.Errorf("Initialized = %+v", init)
+		}
+		if cs := p.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Waiting == nil || cs[0].State.Waiting.Reason != "PodInitializing" {
+			t.Errorf("app container statuses = %+v, want waiting PodInitializing", cs)
+		}
+		if p.Status.Phase != corev1.PodPending {
+			t.Errorf("phase = %s, want Pending", p.Status.Phase)
+		}
+	})
 }
