@@ -169,8 +169,8 @@ func probeSettings(p *corev1.Probe) (period, timeout time.Duration, success, fai
 	return period, timeout, success, failure
 }
 
-// Prober runs exec, httpGet and tcpSocket probes for real: exec through
-// the runtime, the others from the node to the pod's address.
+// Prober runs exec, httpGet, tcpSocket and grpc probes for real: exec
+// through the runtime, the others from the node to the pod's address.
 type Prober struct {
 	Runtime Runtime
 }
@@ -210,7 +210,11 @@ func (p *Prober) Probe(ctx context.Context, s *State, c *corev1.Container, cur *
 		_ = conn.Close()
 		return true, ""
 	case probe.GRPC != nil:
-		return false, "gRPC probes are not supported by skiff-kubelet"
+		service := ""
+		if probe.GRPC.Service != nil {
+			service = *probe.GRPC.Service
+		}
+		return grpcProbe(ctx, podIP, int(probe.GRPC.Port), service, timeout)
 	}
 	return false, "probe has no handler"
 }
