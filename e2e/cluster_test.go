@@ -17,8 +17,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/testserver"
-	"skiff.dev/ctl/pkg/certs"
 	cmapp "skiff.dev/controller-manager/app"
+	"skiff.dev/ctl/pkg/certs"
 	kubeletapp "skiff.dev/kubelet/app"
 	"skiff.dev/kubelet/test/harness"
 	schedapp "skiff.dev/scheduler/app"
