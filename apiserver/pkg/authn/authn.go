@@ -20,6 +20,9 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra is what the authenticator adds (a service account token's
+	// credential ID and the pod and node it is bound to).
+	Extra map[string][]string
 }
 
 type userKey struct{}

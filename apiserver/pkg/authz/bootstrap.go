@@ -96,7 +96,8 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		cr("system:public-info-viewer", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}}),
 		cr("system:monitoring", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{
 			"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"}}),
-		cr("system:basic-user", rule([]string{"create"}, []string{"authorization.k8s.io"}, "selfsubjectaccessreviews", "selfsubjectrulesreviews")),
+		cr("system:basic-user", rule([]string{"create"}, []string{"authorization.k8s.io"}, "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
+			rule([]string{"create"}, []string{"authentication.k8s.io"}, "selfsubjectreviews")),
 		cr("system:kube-scheduler", append([]rbacv1.PolicyRule{
 			rule([]string{"create"}, []string{"coordination.k8s.io"}, "leases"),
 			rule([]string{"get", "update"}, []string{"coordination.k8s.io"}, "leases"),

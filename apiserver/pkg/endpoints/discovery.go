@@ -155,10 +155,11 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 	}
 	if group == "authentication.k8s.io" && ver == "v1" {
 		found = true
-		rr := TokenReviewResource
-		list.APIResources = append(list.APIResources, metav1.APIResource{
-			Name: rr.Resource, SingularName: strings.ToLower(rr.Kind), Kind: rr.Kind, Verbs: []string{"create"},
-		})
+		for _, rr := range []ReviewResource{SelfSubjectReviewResource, TokenReviewResource} {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: rr.Resource, SingularName: strings.ToLower(rr.Kind), Kind: rr.Kind, Verbs: []string{"create"},
+			})
+		}
 	}
 	if found {
 		sort.SliceStable(list.APIResources, func(i, j int) bool { return list.APIResources[i].Name < list.APIResources[j].Name })

@@ -49,7 +49,7 @@ func (h *Handler) tokenRequest(w http.ResponseWriter, r *http.Request, s *regist
 		return
 	}
 	sa := saObj.(*corev1.ServiceAccount)
-	var pod *serviceaccount.Ref
+	var pod, node *serviceaccount.Ref
 	if ref := tr.Spec.BoundObjectRef; ref != nil {
 		if ref.Kind != "Pod" || (ref.APIVersion != "" && ref.APIVersion != "v1") {
 			h.writeError(w, r, apierrors.NewInvalid(gvk.GroupKind(), name, field.ErrorList{field.NotSupported(field.NewPath("spec", "boundObjectRef", "kind"), ref.Kind, []string{"Pod"})}), gr, name)
@@ -67,9 +67,19 @@ func (h *Handler) tokenRequest(w http.ResponseWriter, r *http.Request, s *regist
 			return
 		}
 		pod = &serviceaccount.Ref{Name: po.Name, UID: string(po.UID)}
+		// The pod's node goes into the token too (its UID when the
+		// Node object is there), as upstream's.
+		if po.Spec.NodeName != "" {
+			node = &serviceaccount.Ref{Name: po.Spec.NodeName}
+			if nodes := h.stores[schema.GroupVersionResource{Version: "v1", Resource: "nodes"}]; nodes != nil {
+				if n, err := nodes.Get(r.Context(), "", po.Spec.NodeName); err == nil {
+					node.UID = string(n.(*corev1.Node).UID)
+				}
+			}
+		}
 	}
 	now := time.Now()
-	token, exp, err := h.Tokens.Issue(ns, serviceaccount.Ref{Name: sa.Name, UID: string(sa.UID)}, pod, tr.Spec.Audiences, time.Duration(ttl)*time.Second, now)
+	token, exp, err := h.Tokens.Issue(ns, serviceaccount.Ref{Name: sa.Name, UID: string(sa.UID)}, pod, node, tr.Spec.Audiences, time.Duration(ttl)*time.Second, now)
 	if err != nil {
 		h.writeError(w, r, apierrors.NewInternalError(err), gr, name)
 		return

@@ -30,12 +30,24 @@ type Ref struct {
 	UID  string `json:"uid"`
 }
 
-// KubernetesClaims are upstream's private claims.
+// KubernetesClaims are upstream's private claims. Node is the node of the
+// pod a token is bound to (upstream's ServiceAccountTokenPodNodeInfo).
 type KubernetesClaims struct {
 	Namespace      string `json:"namespace"`
 	ServiceAccount Ref    `json:"serviceaccount"`
 	Pod            *Ref   `json:"pod,omitempty"`
+	Node           *Ref   `json:"node,omitempty"`
 }
+
+// The keys of the user's extra that a service account token gives, as
+// upstream names them.
+const (
+	ExtraCredentialID = "authentication.kubernetes.io/credential-id"
+	ExtraPodName      = "authentication.kubernetes.io/pod-name"
+	ExtraPodUID       = "authentication.kubernetes.io/pod-uid"
+	ExtraNodeName     = "authentication.kubernetes.io/node-name"
+	ExtraNodeUID      = "authentication.kubernetes.io/node-uid"
+)
 
 // Claims of a service account token.
 type Claims struct {
@@ -96,8 +108,9 @@ func keyID(pub *rsa.PublicKey) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
 }
 
-// Issue signs a token for a service account, valid for ttl.
-func (i *Issuer) Issue(namespace string, sa Ref, pod *Ref, audiences []string, ttl time.Duration, now time.Time) (string, time.Time, error) {
+// Issue signs a token for a service account, valid for ttl, bound to pod
+// (on node) when they are given. Each token has its own ID (jti).
+func (i *Issuer) Issue(namespace string, sa Ref, pod, node *Ref, audiences []string, ttl time.Duration, now time.Time) (string, time.Time, error) {
 	exp := now.Add(ttl)
 	if len(audiences) == 0 {
 		audiences = []string{i.Issuer}
@@ -108,7 +121,7 @@ func (i *Issuer) Issue(namespace string, sa Ref, pod *Ref, audiences []string, t
 			Audience: jwt.ClaimStrings(audiences), ExpiresAt: jwt.NewNumericDate(exp),
 			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now), ID: uuid.NewString(),
 		},
-		Kubernetes: KubernetesClaims{Namespace: namespace, ServiceAccount: sa, Pod: pod},
+		Kubernetes: KubernetesClaims{Namespace: namespace, ServiceAccount: sa, Pod: pod, Node: node},
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
 	t.Header["kid"] = i.keyID
@@ -236,9 +249,28 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 			return nil, fmt.Errorf("pod %s/%s the token is bound to has been deleted", k.Namespace, k.Pod.Name)
 		}
 	}
-	return &authn.User{
+	u := &authn.User{
 		Name:   claims.Subject,
 		UID:    k.ServiceAccount.UID,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.Namespace, "system:authenticated"},
-	}, nil
+	}
+	// Upstream's ServiceAccountInfo.UserInfo: the token's ID, and the pod
+	// and node it is bound to.
+	extra := map[string][]string{}
+	if k.Pod != nil && k.Pod.Name != "" && k.Pod.UID != "" {
+		extra[ExtraPodName], extra[ExtraPodUID] = []string{k.Pod.Name}, []string{k.Pod.UID}
+	}
+	if claims.ID != "" {
+		extra[ExtraCredentialID] = []string{"JTI=" + claims.ID}
+	}
+	if k.Node != nil && k.Node.Name != "" {
+		extra[ExtraNodeName] = []string{k.Node.Name}
+		if k.Node.UID != "" {
+			extra[ExtraNodeUID] = []string{k.Node.UID}
+		}
+	}
+	if len(extra) > 0 {
+		u.Extra = extra
+	}
+	return u, nil
 }

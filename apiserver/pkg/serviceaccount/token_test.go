@@ -27,13 +27,13 @@ func TestTokens(t *testing.T) {
 	}
 	gone := func(context.Context, string, string) (string, error) { return "", errors.New("not found") }
 	sa := Ref{Name: "robot", UID: "uid-1"}
-	good, _, err := issuer.Issue("default", sa, nil, nil, time.Hour, now)
+	good, _, err := issuer.Issue("default", sa, nil, nil, nil, time.Hour, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherAud, _, _ := issuer.Issue("default", sa, nil, []string{"vault"}, time.Hour, now)
-	expired, _, _ := issuer.Issue("default", sa, nil, nil, time.Hour, now.Add(-2*time.Hour))
-	foreign, _, _ := (&Issuer{Key: other, Issuer: iss, keyID: kid}).Issue("default", sa, nil, nil, time.Hour, now)
+	otherAud, _, _ := issuer.Issue("default", sa, nil, nil, []string{"vault"}, time.Hour, now)
+	expired, _, _ := issuer.Issue("default", sa, nil, nil, nil, time.Hour, now.Add(-2*time.Hour))
+	foreign, _, _ := (&Issuer{Key: other, Issuer: iss, keyID: kid}).Issue("default", sa, nil, nil, nil, time.Hour, now)
 	tests := []struct {
 		name    string
 		token   string
