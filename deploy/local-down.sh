@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stop what local-up.sh started and remove what it put into the kernel: the
 # pods' containers, network namespaces and mounts, the pod bridge and the
-# traffic-safety route. The certificates and etcd data in $SKIFF_HOME stay.
+# traffic-safety routes, the proxy's iptables chains. The certificates and etcd data in $SKIFF_HOME stay.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SKIFF_HOME="${SKIFF_HOME:-$ROOT/.skiff}"
@@ -46,6 +46,11 @@ for f in "$SKIFF_HOME"/run/*.pid; do
 	[ -e "$f" ] || continue
 	stop "$(basename "$f" .pid)"
 done
+
+# The proxy's rules, chains, egress guard, service route and skiff-svc0.
+if [ -x "$ROOT/bin/skiff-proxy" ]; then
+	"$ROOT/bin/skiff-proxy" --cleanup >/dev/null 2>&1 && echo "skiff down: removed the proxy's iptables chains and the service route"
+fi
 
 # The pods' cgroups (kubepods, made by the kubelet) and containerd's
 # per-namespace cgroups: empty now that the containers are gone.

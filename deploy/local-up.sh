@@ -132,6 +132,33 @@ log "containerd ready at $CTRD_SOCK"
 # address leaves the machine.
 ip route replace blackhole 10.244.0.0/16
 
+# The proxy before the kubelet: at its start it routes the service range to
+# its local interface skiff-svc0 (no packet for a ClusterIP leaves the
+# machine, rules or not), masquerades pod egress and installs the egress
+# guard (chain SKIFF-EGRESS-GUARD: forwarded pod traffic may leave only by
+# the pods' bridge), all before the first pod starts. Its /healthz answers
+# once that is in place.
+start proxy "$BIN/skiff-proxy" \
+	--kubeconfig "$SKIFF_HOME/proxy.kubeconfig" \
+	--hostname-override "$NODE" \
+	--cluster-cidr 10.244.0.0/16 \
+	--service-cluster-ip-range 10.96.0.0/16 \
+	--egress-guard-allow-interfaces skiff0
+deadline=$((SECONDS + 30))
+until curl -fsS "http://127.0.0.1:10256/healthz" >/dev/null 2>&1; do
+	if ! running proxy; then
+		echo "skiff up: the proxy exited; see $SKIFF_HOME/logs/proxy.log" >&2
+		tail -20 "$SKIFF_HOME/logs/proxy.log" >&2
+		exit 1
+	fi
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		echo "skiff up: the proxy is not healthy after 30s; see $SKIFF_HOME/logs/proxy.log" >&2
+		exit 1
+	fi
+	sleep 0.2
+done
+log "proxy healthy; service range 10.96.0.0/16 routed to skiff-svc0, egress guard in place"
+
 registries=()
 if [ -f "$SKIFF_HOME/registries.yaml" ]; then
 	registries=(--registries-config "$SKIFF_HOME/registries.yaml")
