@@ -18,10 +18,10 @@ import (
 type Kernel interface {
 	// Restore runs iptables-restore --noflush with data.
 	Restore(ctx context.Context, data []byte) error
-	// Chains lists the chains of a table.
-	Chains(ctx context.Context, table string) (map[string]bool, error)
-	// EnsureJumps makes each jump exist (inserting it first in its chain
-	// when missing).
+	// Save returns iptables-save's output for a table.
+	Save(ctx context.Context, table string) ([]byte, error)
+	// EnsureJumps makes each jump exist, creating its target chain and
+	// inserting it first in its chain when missing.
 	EnsureJumps(jumps []Jump) error
 	// DeleteJumps removes the jumps that exist.
 	DeleteJumps(jumps []Jump) error
@@ -113,8 +113,8 @@ func failedLine(out, data []byte) string {
 	return fmt.Sprintf(" (line %d: %s)", n, lines[n-1])
 }
 
-// Chains parses iptables-save -t table's chain declarations.
-func (k *ExecKernel) Chains(ctx context.Context, table string) (map[string]bool, error) {
+// Save runs iptables-save -t table.
+func (k *ExecKernel) Save(ctx context.Context, table string) ([]byte, error) {
 	out, err := exec.CommandContext(ctx, "iptables-save", "-t", table).Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -123,7 +123,7 @@ func (k *ExecKernel) Chains(ctx context.Context, table string) (map[string]bool,
 		}
 		return nil, fmt.Errorf("iptables-save -t %s: %w", table, err)
 	}
-	return ParseChains(out), nil
+	return out, nil
 }
 
 // ParseChains returns the chains declared (":NAME policy [p:b]") in
@@ -142,6 +142,30 @@ func ParseChains(save []byte) map[string]bool {
 		}
 	}
 	return chains
+}
+
+// MissingJumps returns the jumps of table that its iptables-save output
+// lacks (so that a sync that finds them all forks no iptables command).
+func MissingJumps(jumps []Jump, table string, save []byte) []Jump {
+	var missing []Jump
+	lines := bytes.Split(save, []byte("\n"))
+	for _, j := range jumps {
+		if j.Table != table {
+			continue
+		}
+		prefix, comment, suffix := []byte("-A "+j.From+" "), []byte(`--comment "`+j.Comment+`"`), []byte(" -j "+j.To)
+		found := false
+		for _, l := range lines {
+			if bytes.HasPrefix(l, prefix) && bytes.HasSuffix(l, suffix) && bytes.Contains(l, comment) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, j)
+		}
+	}
+	return missing
 }
 
 // EnsureJumps inserts each missing jump at the top of its chain, after

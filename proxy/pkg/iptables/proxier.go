@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,7 +76,10 @@ type SyncInfo struct {
 	Deleted  []string
 	Rules    map[string]int
 	Duration time.Duration
-	Err      error
+	// Steps splits Duration: "read" (the conversions and, in a full
+	// sync, iptables-save), "write" (building the input) and "restore".
+	Steps map[string]time.Duration
+	Err   error
 }
 
 // Proxier keeps the kernel's rules in line with the Services and
@@ -97,7 +101,7 @@ type Proxier struct {
 	ports     map[types.NamespacedName][]*servicemap.ServicePort
 	endpoints map[types.NamespacedName]servicemap.EndpointsMap
 	existing  map[string]bool
-	rules     map[string]int
+	kept      map[servicemap.ServicePortName]PortChains
 	udp       map[servicemap.ServicePortName]udpState
 }
 
@@ -114,6 +118,10 @@ func New(o Options) *Proxier {
 		udp:       map[servicemap.ServicePortName]udpState{},
 	}
 }
+
+// SetOnSynced sets the function called after every sync attempt (tests
+// and benchmarks watch syncs through it); call it before Run.
+func (p *Proxier) SetOnSynced(f func(SyncInfo)) { p.o.OnSynced = f }
 
 // ServiceHandler and SliceHandler are the informers' event handlers.
 func (p *Proxier) ServiceHandler() cache.ResourceEventHandler {
@@ -199,7 +207,12 @@ func (p *Proxier) Run(ctx context.Context) error {
 	defer full.Stop()
 	var retry <-chan time.Time
 	backoff := p.o.MinSyncPeriod
-	var last time.Time
+	// As upstream's BoundedFrequencyRunner: two syncs may run back to
+	// back, then one per MinSyncPeriod; changes in between are coalesced.
+	limiter := rate.NewLimiter(rate.Inf, 0)
+	if p.o.MinSyncPeriod > 0 {
+		limiter = rate.NewLimiter(rate.Every(p.o.MinSyncPeriod), 2)
+	}
 	p.queue()
 	for {
 		select {
@@ -216,16 +229,9 @@ func (p *Proxier) Run(ctx context.Context) error {
 				p.o.Health.QueueUpdate()
 			}
 		}
-		if wait := p.o.MinSyncPeriod - p.clock.Since(last); !last.IsZero() && wait > 0 {
-			t := p.clock.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C():
-			}
+		if err := limiter.Wait(ctx); err != nil {
+			return nil
 		}
-		last = p.clock.Now()
 		info := p.Sync(ctx)
 		if info.Err != nil {
 			logger.Error(info.Err, "Syncing the proxy rules failed; retrying with a full sync", "retryIn", backoff)
@@ -286,15 +292,30 @@ func (p *Proxier) Sync(ctx context.Context) SyncInfo {
 				return fail(fmt.Errorf("traffic safety: %w", err))
 			}
 		}
-		chains, err := p.o.Kernel.Chains(ctx, TableNAT)
-		if err != nil {
-			return fail(err)
-		}
-		existing = map[string]bool{}
-		for c := range chains {
-			if isServiceChain(c) {
-				existing[c] = true
+		var missing []Jump
+		for _, table := range []string{TableFilter, TableNAT} {
+			save, err := p.o.Kernel.Save(ctx, table)
+			if err != nil {
+				return fail(err)
 			}
+			missing = append(missing, MissingJumps(Jumps(p.o.Rules.LocalhostNodePorts), table, save)...)
+			if table != TableNAT {
+				continue
+			}
+			existing = map[string]bool{}
+			for c := range ParseChains(save) {
+				if isServiceChain(c) {
+					existing[c] = true
+				}
+			}
+		}
+		// As upstream: the jumps (and the chains they name) first, then
+		// the rules in one transaction.
+		if len(missing) > 0 {
+			if err := p.o.Kernel.EnsureJumps(missing); err != nil {
+				return fail(err)
+			}
+			logger.V(2).Info("Put back the jumps to the proxy's chains", "jumps", len(missing))
 		}
 	}
 	ropts := p.o.Rules
@@ -302,18 +323,14 @@ func (p *Proxier) Sync(ctx context.Context) SyncInfo {
 		ropts.NodeIPs = p.o.NodeIPs()
 	}
 	snap := p.snapshot()
-	res := Write(snap, &ropts, Plan{Full: full, Changed: dirty, Existing: existing})
-	if full {
-		// As upstream: the jumps (and the chains they name) first, then
-		// the rules in one transaction.
-		if err := p.o.Kernel.EnsureJumps(Jumps(p.o.Rules.LocalhostNodePorts)); err != nil {
-			return fail(err)
-		}
-	}
+	tWrite := p.clock.Now()
+	res := Write(snap, &ropts, Plan{Full: full, Changed: dirty, Existing: existing, Kept: p.kept})
+	tRestore := p.clock.Now()
 	if err := p.o.Kernel.Restore(ctx, res.Data); err != nil {
 		return fail(err)
 	}
-	p.existing = res.Active
+	p.existing, p.kept = res.Active, res.Kept
+	info.Steps = map[string]time.Duration{"read": tWrite.Sub(start), "write": tRestore.Sub(tWrite), "restore": p.clock.Since(tRestore)}
 	p.cleanConntrack(ctx, snap)
 
 	end := p.clock.Now()
@@ -479,11 +496,12 @@ func Cleanup(ctx context.Context, k Kernel) error {
 	}
 	var b []byte
 	for _, table := range []string{TableFilter, TableNAT} {
-		chains, err := k.Chains(ctx, table)
+		save, err := k.Save(ctx, table)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		chains := ParseChains(save)
 		var ours []string
 		for c := range chains {
 			if len(c) > len(Prefix) && c[:len(Prefix)] == Prefix {

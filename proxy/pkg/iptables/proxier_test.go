@@ -35,11 +35,11 @@ func (k *fakeKernel) Restore(_ context.Context, data []byte) error {
 	return nil
 }
 
-func (k *fakeKernel) Chains(context.Context, string) (map[string]bool, error) {
+func (k *fakeKernel) Save(context.Context, string) ([]byte, error) {
 	if k.fail.Load() {
 		return nil, errors.New("iptables-save: exit status 1")
 	}
-	return map[string]bool{}, nil
+	return nil, nil
 }
 func (k *fakeKernel) EnsureJumps([]Jump) error { return nil }
 func (k *fakeKernel) DeleteJumps([]Jump) error { return nil }
