@@ -325,3 +325,14 @@ func TestTerminationMessageMount(t *testing.T) {
 		t.Errorf("mounts = %+v, want the termination message file at /dev/termination-log", specs[0].Mounts)
 	}
 }
+
+// Messages of containers that are gone (older attempts) are forgotten.
+func TestTerminationMessagesForgetRemovedContainers(t *testing.T) {
+	s := NewState(testPod(corev1.RestartPolicyAlways, "busybox"))
+	s.TerminationMessages = map[string]string{"gone": "old", "kept": "bye"}
+	s.Containers = []Container{{ID: "kept", State: StateExited, Labels: map[string]string{LabelContainerName: "c"}}}
+	s.ReadTerminationMessages(context.Background())
+	if len(s.TerminationMessages) != 1 || s.TerminationMessages["kept"] != "bye" {
+		t.Errorf("messages = %v, want only the kept container's", s.TerminationMessages)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -54,6 +55,12 @@ func terminationFile(dir string, pod *corev1.Pod, name, id string) (string, erro
 func (s *State) ReadTerminationMessages(ctx context.Context) {
 	if s.TerminationMessages == nil {
 		s.TerminationMessages = map[string]string{}
+	}
+	// Containers removed since (older attempts) are forgotten.
+	for id := range s.TerminationMessages {
+		if !slices.ContainsFunc(s.Containers, func(c Container) bool { return c.ID == id }) {
+			delete(s.TerminationMessages, id)
+		}
 	}
 	for _, c := range s.Containers {
 		if c.State != StateExited {
