@@ -61,7 +61,7 @@ type Controller struct {
 	metrics  *metrics.Metrics
 
 	serviceLister   corelisters.ServiceLister
-	podLister       corelisters.PodLister
+	podIndexer      cache.Indexer
 	endpointsLister corelisters.EndpointsLister
 	synced          []cache.InformerSynced
 
@@ -78,12 +78,15 @@ func NewController(client kubernetes.Interface, podInformer coreinformers.PodInf
 	if opts.BatchPeriod < 0 {
 		return nil, fmt.Errorf("the updates batch period must not be negative, not %s", opts.BatchPeriod)
 	}
+	if err := endpointslice.AddPodLabelIndex(podInformer.Informer()); err != nil {
+		return nil, fmt.Errorf("adding the pod label index: %w", err)
+	}
 	c := &Controller{
 		client:          client,
 		recorder:        recorder,
 		metrics:         m,
 		serviceLister:   serviceInformer.Lister(),
-		podLister:       podInformer.Lister(),
+		podIndexer:      podInformer.Informer().GetIndexer(),
 		endpointsLister: endpointsInformer.Lister(),
 		synced: []cache.InformerSynced{podInformer.Informer().HasSynced, serviceInformer.Informer().HasSynced,
 			endpointsInformer.Informer().HasSynced},
@@ -202,7 +205,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 
-	pods, err := c.podLister.Pods(namespace).List(labels.Set(svc.Spec.Selector).AsSelectorPreValidated())
+	pods, err := endpointslice.SelectedPods(c.podIndexer, namespace, svc.Spec.Selector)
 	if err != nil {
 		return err
 	}

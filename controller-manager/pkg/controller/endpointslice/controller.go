@@ -66,7 +66,7 @@ type Controller struct {
 	metrics  *metrics.Metrics
 
 	serviceLister corelisters.ServiceLister
-	podLister     corelisters.PodLister
+	podIndexer    cache.Indexer
 	nodeLister    corelisters.NodeLister
 	sliceLister   discoverylisters.EndpointSliceLister
 	synced        []cache.InformerSynced
@@ -97,12 +97,15 @@ func NewController(client kubernetes.Interface, podInformer coreinformers.PodInf
 	if opts.BatchPeriod < 0 {
 		return nil, fmt.Errorf("the updates batch period must not be negative, not %s", opts.BatchPeriod)
 	}
+	if err := AddPodLabelIndex(podInformer.Informer()); err != nil {
+		return nil, fmt.Errorf("adding the pod label index: %w", err)
+	}
 	c := &Controller{
 		client:        client,
 		recorder:      recorder,
 		metrics:       m,
 		serviceLister: serviceInformer.Lister(),
-		podLister:     podInformer.Lister(),
+		podIndexer:    podInformer.Informer().GetIndexer(),
 		nodeLister:    nodeInformer.Lister(),
 		sliceLister:   sliceInformer.Lister(),
 		synced: []cache.InformerSynced{podInformer.Informer().HasSynced, serviceInformer.Informer().HasSynced,
@@ -272,7 +275,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 
-	pods, err := c.podLister.Pods(namespace).List(labels.Set(svc.Spec.Selector).AsSelectorPreValidated())
+	pods, err := SelectedPods(c.podIndexer, namespace, svc.Spec.Selector)
 	if err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToListPods", "Error listing Pods for Service %s/%s: %v", namespace, name, err)
 		return err

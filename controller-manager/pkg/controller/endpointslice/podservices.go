@@ -23,12 +23,8 @@ func ServicesForPod(lister corelisters.ServiceLister, pod *corev1.Pod) (sets.Set
 	if err != nil {
 		return nil, err
 	}
-	podLabels := labels.Set(pod.Labels)
 	for _, svc := range svcs {
-		if len(svc.Spec.Selector) == 0 {
-			continue
-		}
-		if labels.ValidatedSetSelector(svc.Spec.Selector).Matches(podLabels) {
+		if selectorMatches(svc.Spec.Selector, pod.Labels) {
 			out.Insert(svc.Namespace + "/" + svc.Name)
 		}
 	}
