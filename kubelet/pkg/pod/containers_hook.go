@@ -426,19 +426,26 @@ func (h *ContainersHook) Release(ctx context.Context, s *State) error {
 	return errors.Join(errs...)
 }
 
-// remove removes an exited container and its log file.
+// remove removes an exited container, its log file and its termination
+// message file.
 func (h *ContainersHook) remove(ctx context.Context, s *State, c Container) error {
 	if err := h.Runtime.RemoveContainer(ctx, c.ID); err != nil {
 		return err
 	}
-	if h.LogDir == "" {
-		return nil
+	var files []string
+	if h.LogDir != "" {
+		files = append(files, h.logPath(s.Pod, c.Name(), c.Attempt()))
 	}
-	err := os.Remove(h.logPath(s.Pod, c.Name(), c.Attempt()))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	if p := c.Labels[LabelTerminationMessagePath]; p != "" && h.PodsDir != "" && strings.HasPrefix(p, h.PodsDir+string(filepath.Separator)) {
+		files = append(files, p)
 	}
-	return err
+	var errs []error
+	for _, f := range files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // logPath is where the log of a container's attempt is written.

@@ -599,16 +599,15 @@ func TestWorkerFinishedPodKeepsContainersUntilDeleted(t *testing.T) {
 	}
 }
 
-// A restarted container's older attempts go with their logs; the last
-// one stays for lastState and `--previous`.
+// A restarted container's older attempts go with their logs and
+// termination message files; the last one stays for lastState and
+// `--previous`.
 func TestContainersHookRemovesOlderAttemptLogs(t *testing.T) {
-	h := newHarness(testPod(corev1.RestartPolicyAlways, "busybox"))
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	p.Spec.Containers[0].TerminationMessagePath = corev1.TerminationMessagePathDefault
+	h := newHarness(p)
 	logDir := t.TempDir()
-	for _, hk := range h.w.cfg.Lifecycle.Hooks {
-		if ch, ok := hk.(*ContainersHook); ok {
-			ch.LogDir = logDir
-		}
-	}
+	h.containersHook().LogDir, h.containersHook().PodsDir = logDir, t.TempDir()
 	h.sync(t)
 	for _, a := range []string{"0", "1"} {
 		path := filepath.Join(logDir, "u1", "c", a+".log")
@@ -619,11 +618,24 @@ func TestContainersHookRemovesOlderAttemptLogs(t *testing.T) {
 	}
 	h.rt.exit("c", 1)
 	h.sync(t) // attempt 1 starts; 0 is kept as the previous one
+	cs, _ := h.rt.ListContainers(context.Background(), "u1")
+	var msgFile string
+	for _, c := range cs {
+		if c.Attempt() == 0 {
+			msgFile = c.Labels[LabelTerminationMessagePath]
+		}
+	}
+	if msgFile == "" {
+		t.Fatal("attempt 0 has no termination message file")
+	}
 	h.rt.exit("c", 1)
 	h.clock.Step(11 * time.Second)
 	h.sync(t) // attempt 2 starts; 0 goes
 	if _, err := os.Stat(filepath.Join(logDir, "u1", "c", "0.log")); !os.IsNotExist(err) {
 		t.Errorf("attempt 0's log: %v, want removed with its container", err)
+	}
+	if _, err := os.Stat(msgFile); !os.IsNotExist(err) {
+		t.Errorf("attempt 0's termination message file: %v, want removed with its container", err)
 	}
 	if _, err := os.Stat(filepath.Join(logDir, "u1", "c", "1.log")); err != nil {
 		t.Errorf("attempt 1's log: %v, want kept", err)
