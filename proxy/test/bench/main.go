@@ -279,7 +279,8 @@ func apiPhase(services, endpoints, changes int, minSync, pace time.Duration) err
 		}
 	}
 
-	var lat stats
+	var lat, quiet stats
+	behindFull := 0
 	tick := time.NewTicker(pace)
 	defer tick.Stop()
 	for c := 0; c < changes; c++ {
@@ -292,18 +293,29 @@ func apiPhase(services, endpoints, changes int, minSync, pace time.Duration) err
 		if _, err := client.DiscoveryV1().EndpointSlices("bench").Update(ctx, sl, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
+		full := false
 		for {
 			info, err := next(syncs, done, time.Minute)
 			if err != nil {
 				return err
 			}
+			full = full || info.Full
 			if info.Err == nil && info.Changed[name] {
-				lat = append(lat, time.Since(t0))
+				d := time.Since(t0)
+				lat = append(lat, d)
+				if full {
+					behindFull++
+				} else {
+					quiet = append(quiet, d)
+				}
 				break
 			}
 		}
 	}
-	fmt.Printf("  EndpointSlice update -> rule in the kernel (min-sync-period %v, one change every %v): %v\n", minSync, pace, lat)
+	fmt.Printf("  EndpointSlice update -> rule in the kernel (min-sync-period %v, one change every %v):\n", minSync, pace)
+	fmt.Printf("    all changes:                          %v\n", lat)
+	fmt.Printf("    %3d changes written by or after a full sync (every --sync-period %v)\n", behindFull, o.SyncPeriod)
+	fmt.Printf("    the others (partial syncs only):      %v\n", quiet)
 	out, err := exec.Command("iptables-save", "-t", "nat").Output()
 	if err != nil {
 		return err
