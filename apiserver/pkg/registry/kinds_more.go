@@ -13,6 +13,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -138,13 +139,43 @@ func csrFields(obj runtime.Object) fields.Set {
 	return fields.Set{"spec.signerName": csr.Spec.SignerName}
 }
 
-// eventsV1Fields are the core Event's fields: both versions share storage,
-// and the storage holds core Events.
+// eventsV1FieldLabels is upstream's field label conversion of
+// events.k8s.io Events: their selectable fields as core Events name them.
+var eventsV1FieldLabels = map[string]string{
+	"regarding.kind":            "involvedObject.kind",
+	"regarding.namespace":       "involvedObject.namespace",
+	"regarding.name":            "involvedObject.name",
+	"regarding.uid":             "involvedObject.uid",
+	"regarding.apiVersion":      "involvedObject.apiVersion",
+	"regarding.resourceVersion": "involvedObject.resourceVersion",
+	"regarding.fieldPath":       "involvedObject.fieldPath",
+	"reportingController":       "reportingComponent",
+}
+
+// eventsV1Fields are the selectable fields of events.k8s.io Events, named
+// as upstream's field label conversion of that group names them
+// (regarding.*, reportingController) and read from the core Event they are
+// stored as (the storage filters core Events).
 func eventsV1Fields(obj runtime.Object) fields.Set {
 	if e, ok := obj.(*eventsv1.Event); ok {
-		return eventFields(convert.EventToCore(e))
+		obj = convert.EventToCore(e)
 	}
-	return eventFields(obj)
+	core := eventFields(obj)
+	if core == nil {
+		return nil
+	}
+	return fields.Set{
+		"regarding.kind":            core["involvedObject.kind"],
+		"regarding.namespace":       core["involvedObject.namespace"],
+		"regarding.name":            core["involvedObject.name"],
+		"regarding.uid":             core["involvedObject.uid"],
+		"regarding.apiVersion":      core["involvedObject.apiVersion"],
+		"regarding.resourceVersion": core["involvedObject.resourceVersion"],
+		"regarding.fieldPath":       core["involvedObject.fieldPath"],
+		"reportingController":       core["reportingComponent"],
+		"reason":                    core["reason"],
+		"type":                      core["type"],
+	}
 }
 
 // SharedStorage serves a kind from another resource's storage, converting
@@ -156,11 +187,18 @@ type SharedStorage struct {
 	FromStored      func(runtime.Object) (runtime.Object, error)
 	ListFromStored  func(runtime.Object) (runtime.Object, error)
 	NewStoredList   func() runtime.Object
+	// FieldLabels maps the served kind's selectable fields to the stored
+	// kind's; StoredFields are the stored kind's attributes, which the
+	// storage filters with.
+	FieldLabels  map[string]string
+	StoredFields func(runtime.Object) (labels.Set, fields.Set, error)
 }
 
 func eventsConversion() *SharedStorage {
 	return &SharedStorage{
 		Group: "", Resource: "events",
+		FieldLabels:  eventsV1FieldLabels,
+		StoredFields: attrFunc(true, eventFields),
 		ToStored: func(obj runtime.Object) (runtime.Object, error) {
 			e, ok := obj.(*eventsv1.Event)
 			if !ok {

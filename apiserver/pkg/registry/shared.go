@@ -46,7 +46,34 @@ func (s *sharedStorage) Get(ctx context.Context, key string) (runtime.Object, er
 	return s.out(s.inner.Get(ctx, key))
 }
 
+// storedOptions names the fields of a selector as the stored kind has
+// them (upstream's field label conversion), and filters with the stored
+// kind's attributes.
+func (s *sharedStorage) storedOptions(opts storage.ListOptions) (storage.ListOptions, error) {
+	if s.conv.StoredFields != nil {
+		opts.Predicate.GetAttrs = s.conv.StoredFields
+	}
+	if opts.Predicate.Field == nil || len(s.conv.FieldLabels) == 0 {
+		return opts, nil
+	}
+	f, err := opts.Predicate.Field.Transform(func(field, value string) (string, string, error) {
+		if stored, ok := s.conv.FieldLabels[field]; ok {
+			return stored, value, nil
+		}
+		return field, value, nil
+	})
+	if err != nil {
+		return opts, err
+	}
+	opts.Predicate.Field = f
+	return opts, nil
+}
+
 func (s *sharedStorage) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	opts, err := s.storedOptions(opts)
+	if err != nil {
+		return err
+	}
 	stored := s.conv.NewStoredList()
 	if err := s.inner.GetList(ctx, key, opts, stored); err != nil {
 		return err
@@ -92,6 +119,10 @@ func (s *sharedStorage) Delete(ctx context.Context, key string, pre *storage.Pre
 }
 
 func (s *sharedStorage) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	opts, err := s.storedOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	w, err := s.inner.Watch(ctx, key, opts)
 	if err != nil {
 		return nil, err
