@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -60,18 +59,21 @@ func main() {
 	if !netnstest.InNetNS() {
 		fatal(fmt.Errorf("needs root: it runs in a network namespace of its own"))
 	}
-	fmt.Printf("machine: %d CPUs, %s; %s\n", runtime.NumCPU(), kernel(), iptablesVersion())
-	fmt.Printf("load: %s", loadavg())
+	fmt.Print(machineSummary())
 	fmt.Printf("%d Services x %d endpoints\n\n", *services, *endpoints)
+	a := sampleCPU()
 	if err := kernelPhase(*services, *endpoints, *partials); err != nil {
 		fatal(err)
 	}
+	b := sampleCPU()
+	fmt.Printf("  cpu: %s\n\n", otherLoad(a, b))
 	if *skipAPI {
 		return
 	}
 	if err := apiPhase(*services, *endpoints, *changes, *minSync, *pace); err != nil {
 		fatal(err)
 	}
+	fmt.Printf("  cpu: %s\n", otherLoad(b, sampleCPU()))
 }
 
 func fatal(err error) {
@@ -211,7 +213,7 @@ func kernelPhase(services, endpoints, partials int) error {
 			fmt.Printf("  partial sync %d: %v %v\n", c, r(info.Duration), info.Steps)
 		}
 	}
-	fmt.Printf("  sync after one endpoint change: %v\n\n", partial)
+	fmt.Printf("  sync after one endpoint change: %v\n", partial)
 	return nil
 }
 
