@@ -13,12 +13,15 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"skiff.dev/proxy/pkg/conntrack"
 	"skiff.dev/proxy/pkg/netnstest"
 	"skiff.dev/proxy/pkg/netsafety"
 )
@@ -451,4 +454,66 @@ func TestKernelCleanup(t *testing.T) {
 			t.Fatalf("iptables-save -t %s still names SKIFF- chains:\n%s", table, s)
 		}
 	}
+}
+
+// TestKernelStaleUDPConntrack: a UDP flow to a cluster IP is DNATed to an
+// endpoint; when that endpoint goes, the sync deletes its conntrack
+// entry, so the next datagram is not sent to the gone endpoint.
+func TestKernelStaleUDPConntrack(t *testing.T) {
+	h := newHarness(t, realKernel(t))
+	h.p.o.DeleteConntrack = conntrack.Delete
+	_, svcCIDR, _ := net.ParseCIDR("10.96.0.0/16")
+	if err := netsafety.EnsureServiceRoute(svcCIDR); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = netsafety.RemoveServiceRoute() })
+	epIP := addEndpointAddress(t, "10.244.1.9")
+	pc, err := net.ListenPacket("udp", epIP+":5353")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+
+	dns := svc("dns", "10.96.0.53", []corev1.ServicePort{{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: intstr.FromInt32(5353)}})
+	udpPort := []slicePort{{name: "dns", port: 5353, proto: corev1.ProtocolUDP}}
+	h.set(dns, slice("dns", "dns-1", udpPort, ep{ip: epIP, node: "node-b"}))
+	h.sync()
+	c, err := net.Dial("udp", "10.96.0.53:53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	_ = pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 8)
+	if _, _, err := pc.ReadFrom(buf); err != nil {
+		t.Fatalf("the endpoint got no datagram through the cluster IP: %v", err)
+	}
+	if n := udpEntries(t, epIP); n != 1 {
+		t.Fatalf("%d conntrack entries DNATed to %s, want 1", n, epIP)
+	}
+
+	h.set(slice("dns", "dns-1", udpPort))
+	h.sync()
+	if n := udpEntries(t, epIP); n != 0 {
+		t.Fatalf("%d conntrack entries DNATed to the removed endpoint %s remain", n, epIP)
+	}
+}
+
+// udpEntries counts the UDP conntrack entries whose reply comes from ip.
+func udpEntries(t *testing.T, ip string) int {
+	t.Helper()
+	flows, err := netlink.ConntrackTableList(netlink.ConntrackTable, unix.AF_INET)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range flows {
+		if f.Forward.Protocol == unix.IPPROTO_UDP && f.Reverse.SrcIP.String() == ip {
+			n++
+		}
+	}
+	return n
 }
