@@ -180,7 +180,7 @@ func TestConformanceBehaviours(t *testing.T) {
 		msg := imagePod("messages", "busybox", corev1.RestartPolicyNever, "sh", "-c", "printf 'all done' > /dev/termination-log; exit 1")
 		msg.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
 		logs := msg.Spec.Containers[0]
-		logs.Name, logs.Command = "logs", []string{"sh", "-c", "echo last words; exit 2"}
+		logs.Name, logs.Command = "logs", []string{"sh", "-c", "printf 'last words'; exit 2"}
 		logs.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 		msg.Spec.Containers = append(msg.Spec.Containers, logs)
 		for i := range msg.Spec.Containers {
@@ -193,7 +193,7 @@ func TestConformanceBehaviours(t *testing.T) {
 			p = e.getPod(t, "messages")
 			return p.Status.Phase == corev1.PodFailed, fmt.Sprintf("%s %+v", p.Status.Phase, p.Status.ContainerStatuses)
 		})
-		want := map[string]string{"c": "all done", "logs": "last words\n"}
+		want := map[string]string{"c": "all done", "logs": "last words"}
 		for _, cs := range p.Status.ContainerStatuses {
 			if term := cs.State.Terminated; term == nil || term.Message != want[cs.Name] {
 				t.Errorf("container %s: %+v, want message %q", cs.Name, cs.State, want[cs.Name])
