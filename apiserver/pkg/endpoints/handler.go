@@ -57,8 +57,11 @@ type Handler struct {
 	// when no signing key is configured.
 	Tokens *serviceaccount.Issuer
 	// Kubelet reaches the kubelets for pods/log, exec, attach and
-	// portforward; nil answers those with 503.
+	// portforward, and nodes/proxy; nil answers those with 503.
 	Kubelet *kubeletclient.Client
+	// ProxyTransport reaches pods and services for pods/proxy,
+	// services/proxy and nodes/proxy on other ports than the kubelet's.
+	ProxyTransport http.RoundTripper
 	// custom serves the resources of CustomResourceDefinitions.
 	custom customStores
 	// fields records managedFields and serves server-side apply.
@@ -116,6 +119,10 @@ func (h *Handler) Install(r *mux.Router) {
 			add(routeKey{root: root, namespaced: true, resource: res, named: true}, coll+"/{name}", h.item(s, ""))
 			for _, sub := range s.R.Subresources() {
 				add(routeKey{root: root, namespaced: true, resource: res, named: true, sub: sub}, coll+"/{name}/"+sub, h.item(s, sub))
+				if sub == registry.SubProxy {
+					// The proxied path follows; only gorilla/mux knows it.
+					r.Handle(coll+"/{name}/"+sub+"/{path:.*}", h.item(s, sub))
+				}
 			}
 			add(routeKey{root: root, resource: res}, root+"/"+res, h.collection(s, false))
 		} else {
@@ -124,6 +131,9 @@ func (h *Handler) Install(r *mux.Router) {
 			add(routeKey{root: root, resource: res, named: true}, coll+"/{name}", h.item(s, ""))
 			for _, sub := range s.R.Subresources() {
 				add(routeKey{root: root, resource: res, named: true, sub: sub}, coll+"/{name}/"+sub, h.item(s, sub))
+				if sub == registry.SubProxy {
+					r.Handle(coll+"/{name}/"+sub+"/{path:.*}", h.item(s, sub))
+				}
 			}
 		}
 	}
@@ -217,7 +227,7 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 		if verb == "" {
 			verb = strings.ToLower(r.Method)
 		}
-		if isConnect(sub) {
+		if isConnect(sub) || sub == registry.SubProxy {
 			// Upstream's metrics name streaming subresources CONNECT.
 			verb = "connect"
 		}
@@ -249,6 +259,8 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 			h.withoutTables(func(w http.ResponseWriter, r *http.Request) { h.evict(w, r, s, ns, name) })(w, r)
 		case sub == registry.SubLog && r.Method == http.MethodGet:
 			h.podLog(w, r, s, ns, name)
+		case sub == registry.SubProxy:
+			h.proxy(w, r, s, ns, name)
 		case isConnect(sub) && (r.Method == http.MethodGet || r.Method == http.MethodPost):
 			h.podConnect(w, r, s, ns, name, sub)
 		case sub == registry.SubApproval && r.Method == http.MethodGet:

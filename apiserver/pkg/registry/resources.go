@@ -25,6 +25,9 @@ const (
 	SubExec        = "exec"
 	SubAttach      = "attach"
 	SubPortForward = "portforward"
+	// SubProxy passes requests to the pod, a ready endpoint of the
+	// service, or the node's kubelet.
+	SubProxy = "proxy"
 )
 
 // Resource is one row of the table: everything the REST layer, discovery
@@ -67,6 +70,8 @@ type Resource struct {
 	// Kubelet serves pods/log, pods/exec, pods/attach and pods/portforward
 	// by proxying to the kubelet of the pod's node.
 	Kubelet bool
+	// Proxy serves the proxy subresource (pods, services, nodes).
+	Proxy bool
 	// SharedStorage, when set, serves the kind from another resource's
 	// storage (events.k8s.io Events are stored as core Events).
 	SharedStorage *SharedStorage
@@ -147,6 +152,9 @@ func (r *Resource) Subresources() []string {
 	if r.Kubelet {
 		out = append(out, SubAttach, SubExec, SubLog, SubPortForward)
 	}
+	if r.Proxy {
+		out = append(out, SubProxy)
+	}
 	return out
 }
 
@@ -188,6 +196,9 @@ func (r *Resource) SubresourceInfos() []SubresourceInfo {
 			// Upstream's connect subresources: the kind is the options type.
 			info.Kind = map[string]string{SubExec: "PodExecOptions", SubAttach: "PodAttachOptions", SubPortForward: "PodPortForwardOptions"}[sub]
 			info.Verbs = []string{"create", "get"}
+		case SubProxy:
+			info.Kind = r.Kind + "ProxyOptions"
+			info.Verbs = []string{"create", "delete", "get", "patch", "update"}
 		}
 		out = append(out, info)
 	}
@@ -251,19 +262,19 @@ func baseResources() []*Resource {
 			ShortNames: []string{"po"}, Categories: []string{"all"}, EtcdPrefix: "pods",
 			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
 			Strategy: main(func(s *genericStrategy) { s.prepareForCreate = preparePod }), StatusStrategy: status(),
-			Fields: podFields, Binding: true, Eviction: true, Kubelet: true, GracefulDelete: true, ReturnDeletedObject: true,
+			Fields: podFields, Binding: true, Eviction: true, Kubelet: true, Proxy: true, GracefulDelete: true, ReturnDeletedObject: true,
 		},
 		{
 			Version: "v1", Kind: "Node", Resource: "nodes", SingularName: "node",
 			ShortNames: []string{"no"}, EtcdPrefix: "minions",
 			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
-			Strategy: main(func(s *genericStrategy) { s.statusOnCreate = true }), StatusStrategy: status(), Fields: nodeFields,
+			Strategy: main(func(s *genericStrategy) { s.statusOnCreate = true }), StatusStrategy: status(), Fields: nodeFields, Proxy: true,
 		},
 		{
 			Version: "v1", Kind: "Service", Resource: "services", SingularName: "service", Namespaced: true,
 			ShortNames: []string{"svc"}, Categories: []string{"all"}, EtcdPrefix: "services/specs",
 			New: func() runtime.Object { return &corev1.Service{} }, NewList: func() runtime.Object { return &corev1.ServiceList{} },
-			Strategy: serviceStrategy{main()}, StatusStrategy: status(), ReturnDeletedObject: true,
+			Strategy: serviceStrategy{main()}, StatusStrategy: status(), ReturnDeletedObject: true, Proxy: true,
 		},
 		{
 			Version: "v1", Kind: "Endpoints", Resource: "endpoints", SingularName: "endpoints", Namespaced: true,

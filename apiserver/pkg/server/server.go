@@ -207,6 +207,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	}
 	s.handler = endpoints.NewHandler(s.codecs, s.stores, s.shutdown)
 	s.handler.MinRequestTimeout = o.MinRequestTimeout
+	s.handler.ProxyTransport = endpoints.NewProxyTransport()
 	if s.handler.Kubelet, err = kubeletclient.New(kubeletclient.Config{
 		CertFile: o.KubeletClientCertificate, KeyFile: o.KubeletClientKey,
 		CAFile: o.KubeletCertificateAuthority, AddressTypes: o.KubeletPreferredAddressTypes,
