@@ -49,4 +49,17 @@
 // reaches the runtime as a Security value in its ContainerSpec; the pod's
 // image pull secrets are read by the ImagesHook and passed to PullImage
 // as registry credentials.
+//
+// A HandlerRunner runs containers' lifecycle hooks (exec, httpGet,
+// sleep): postStart right after a start (a failure kills the container),
+// preStop before every stop of a running container, within the grace
+// period (HandlerRunner.StopContainer). Each container gets a file of the
+// pod's directory at its terminationMessagePath; when it exits, the file
+// (or, under FallbackToLogsOnError, its log's end) becomes its terminated
+// state's message (State.ReadTerminationMessages). The environment
+// (ResolveEnv) adds upstream's service variables (ServiceEnv) from a
+// ServiceLister; subPathExpr is expanded with it and checked
+// (CheckSubPath). A pod past its activeDeadlineSeconds is killed and ends
+// Failed with DeadlineExceeded; the conditions carry upstream's reasons
+// and messages.
 package pod
