@@ -31,7 +31,10 @@ import (
 // readable (across a kubelet restart) until the pod is deleted; lifecycle
 // hooks (exec and httpGet postStart and preStop, a failing postStart);
 // termination messages (the file, as a non-root user, and the log's end
-// under FallbackToLogsOnError).
+// under FallbackToLogsOnError); emptyDir modes; service environment
+// variables; activeDeadlineSeconds; subPathExpr checks; the Initialized
+// condition's reason and message. Its subtests share one kubelet and run
+// in order (the first restarts the kubelet).
 func TestConformanceBehaviours(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
