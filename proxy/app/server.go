@@ -278,6 +278,10 @@ func Run(ctx context.Context, c *Config) error {
 	logger.Info("Traffic safety in place", "serviceCIDR", svcCIDR, "routeInterface", netsafety.DummyInterface,
 		"egressGuard", c.Options.EgressGuard, "allowInterfaces", c.Options.EgressGuardInterfaces)
 
+	keeper, err := netsafety.NewRouteKeeper(svcCIDR, func(err error) { logger.Error(err, "Putting back the service route") })
+	if err != nil {
+		return err
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	if c.HealthzServer != nil {
 		g.Go(func() error { return c.HealthzServer.Start(ctx) })
@@ -285,11 +289,7 @@ func Run(ctx context.Context, c *Config) error {
 	if c.MetricsServer != nil {
 		g.Go(func() error { return c.MetricsServer.Start(ctx) })
 	}
-	g.Go(func() error {
-		return netsafety.KeepServiceRoute(ctx, svcCIDR, func(err error) {
-			logger.Error(err, "Putting back the service route")
-		})
-	})
+	g.Go(func() error { return keeper.Start(ctx) })
 	c.Broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
 	defer c.Broadcast.Shutdown()
 	c.Informers.Start(ctx.Done())
@@ -306,7 +306,7 @@ func Run(ctx context.Context, c *Config) error {
 		logger.Info("Caches synced; syncing the proxy rules", "node", c.NodeName)
 		return c.Proxier.Run(ctx)
 	})
-	err := g.Wait()
+	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -288,29 +288,43 @@ func SetSysctls(settings []Sysctl) error {
 	return errors.Join(errs...)
 }
 
-// KeepServiceRoute puts the service route back as soon as a netlink
-// notification says it was deleted (by hand or by another program), until
-// ctx ends; errors go to onError. The proxy's full syncs check it too.
-func KeepServiceRoute(ctx context.Context, cidr *net.IPNet, onError func(error)) error {
-	ch := make(chan netlink.RouteUpdate, 64)
-	done := make(chan struct{})
-	defer close(done)
-	if err := netlink.RouteSubscribe(ch, done); err != nil {
-		return fmt.Errorf("subscribing to route changes: %w", err)
+// RouteKeeper puts the service route back as soon as a netlink
+// notification says it was deleted (by hand or by another program); the
+// proxy's full syncs check it too.
+type RouteKeeper struct {
+	cidr    *net.IPNet
+	onError func(error)
+	updates chan netlink.RouteUpdate
+	done    chan struct{}
+}
+
+// NewRouteKeeper subscribes to route changes (in the calling thread's
+// network namespace); Start acts on them.
+func NewRouteKeeper(cidr *net.IPNet, onError func(error)) (*RouteKeeper, error) {
+	k := &RouteKeeper{cidr: cidr, onError: onError, updates: make(chan netlink.RouteUpdate, 64), done: make(chan struct{})}
+	if err := netlink.RouteSubscribe(k.updates, k.done); err != nil {
+		return nil, fmt.Errorf("subscribing to route changes: %w", err)
 	}
+	return k, nil
+}
+
+// Start puts the route back after each deletion until ctx ends, then
+// closes the subscription.
+func (k *RouteKeeper) Start(ctx context.Context) error {
+	defer close(k.done)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case u, ok := <-ch:
+		case u, ok := <-k.updates:
 			if !ok {
 				return errors.New("the route subscription ended")
 			}
-			if u.Type != unix.RTM_DELROUTE || u.Dst == nil || u.Dst.String() != cidr.String() {
+			if u.Type != unix.RTM_DELROUTE || u.Dst == nil || u.Dst.String() != k.cidr.String() {
 				continue
 			}
-			if err := EnsureServiceRoute(cidr); err != nil {
-				onError(err)
+			if err := EnsureServiceRoute(k.cidr); err != nil {
+				k.onError(err)
 			}
 		}
 	}

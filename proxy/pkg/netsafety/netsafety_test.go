@@ -1,6 +1,7 @@
 package netsafety
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	goiptables "github.com/coreos/go-iptables/iptables"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"skiff.dev/proxy/pkg/netnstest"
 )
@@ -249,5 +251,59 @@ func sendRaw(t *testing.T, ifname, src, dst string) {
 	deadline := time.Now().Add(5 * time.Second)
 	for dropCount(t, "10.244.0.0/16") == 0 && time.Now().Before(deadline) {
 		runtime.Gosched()
+	}
+}
+
+// TestKeepServiceRoute: a route deleted by another program (as the
+// kubelet's route controller deletes routes of protocol 115 it does not
+// know) is put back at once.
+func TestRouteKeeper(t *testing.T) {
+	netnstest.Require(t)
+	svc := cidr("10.96.0.0/16")
+	if err := EnsureServiceRoute(svc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = RemoveServiceRoute() })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	errs := make(chan error, 10)
+	keeper, err := NewRouteKeeper(svc, func(err error) { errs <- err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- keeper.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("RouteKeeper: %v", err)
+		}
+	}()
+	// Delete the route three times, each time after it came back.
+	deleted := 0
+	err = wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		ok, err := HasServiceRoute(svc)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, nil
+		}
+		if deleted == 3 {
+			return true, nil
+		}
+		out, err := exec.Command("ip", "route", "del", "10.96.0.0/16").CombinedOutput()
+		if err != nil {
+			return false, fmt.Errorf("ip route del: %v: %s", err, out)
+		}
+		deleted++
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the route did not come back after being deleted (%d deletions): %v", deleted, err)
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("putting the route back: %v", err)
+	default:
 	}
 }
