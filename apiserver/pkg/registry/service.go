@@ -52,6 +52,18 @@ func (a *ServiceAllocator) reserve(ctx context.Context, key, owner string) (bool
 	return len(kvs) == 1 && string(kvs[0].Value) == owner, nil
 }
 
+// take is reserve, or for a dry run whether reserve would succeed.
+func (a *ServiceAllocator) take(ctx context.Context, key, owner string, dry bool) (bool, error) {
+	if !dry {
+		return a.reserve(ctx, key, owner)
+	}
+	resp, err := a.Client.Get(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	return len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) == owner, nil
+}
+
 func (a *ServiceAllocator) release(ctx context.Context, key, owner string) {
 	_, _ = a.Client.Txn(ctx).
 		If(clientv3.Compare(clientv3.Value(key), "=", owner)).
@@ -76,34 +88,34 @@ func (a *ServiceAllocator) nth(n uint32) string {
 	return netip.AddrFrom4(out).String()
 }
 
-func (a *ServiceAllocator) allocateIP(ctx context.Context, owner string) (string, error) {
+func (a *ServiceAllocator) allocateIP(ctx context.Context, owner string, dry bool) (string, error) {
 	size := a.rangeSize()
 	// Random probing first, then a full scan: never fails while space is left.
 	// The first address is the kubernetes Service's and is never given out at random.
 	for i := 0; i < 64; i++ {
 		ip := a.nth(1 + rand.Uint32N(size-1))
-		if ok, err := a.reserve(ctx, a.ipKey(ip), owner); err != nil || ok {
+		if ok, err := a.take(ctx, a.ipKey(ip), owner, dry); err != nil || ok {
 			return ip, err
 		}
 	}
 	for n := uint32(1); n < size; n++ {
 		ip := a.nth(n)
-		if ok, err := a.reserve(ctx, a.ipKey(ip), owner); err != nil || ok {
+		if ok, err := a.take(ctx, a.ipKey(ip), owner, dry); err != nil || ok {
 			return ip, err
 		}
 	}
 	return "", apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: range is full"))
 }
 
-func (a *ServiceAllocator) allocatePort(ctx context.Context, owner string) (int32, error) {
+func (a *ServiceAllocator) allocatePort(ctx context.Context, owner string, dry bool) (int32, error) {
 	for i := 0; i < 64; i++ {
 		p := int32(a.NodePort.Base + rand.IntN(a.NodePort.Size))
-		if ok, err := a.reserve(ctx, a.portKey(p), owner); err != nil || ok {
+		if ok, err := a.take(ctx, a.portKey(p), owner, dry); err != nil || ok {
 			return p, err
 		}
 	}
 	for p := a.NodePort.Base; p < a.NodePort.Base+a.NodePort.Size; p++ {
-		if ok, err := a.reserve(ctx, a.portKey(int32(p)), owner); err != nil || ok {
+		if ok, err := a.take(ctx, a.portKey(int32(p)), owner, dry); err != nil || ok {
 			return int32(p), err
 		}
 	}
@@ -116,7 +128,26 @@ func (a *ServiceAllocator) BeforeCreate(ctx context.Context, obj runtime.Object)
 	if !ok {
 		return func() {}, nil
 	}
-	return a.allocate(ctx, svc, nil)
+	return a.allocate(ctx, svc, nil, false)
+}
+
+// DryRunCreate fills in what BeforeCreate would allocate, refusing what
+// it would refuse, and keeps nothing, as upstream's dry-run allocators.
+func (a *ServiceAllocator) DryRunCreate(ctx context.Context, obj runtime.Object) error {
+	if svc, ok := obj.(*corev1.Service); ok {
+		_, err := a.allocate(ctx, svc, nil, true)
+		return err
+	}
+	return nil
+}
+
+// DryRunUpdate is DryRunCreate for an update.
+func (a *ServiceAllocator) DryRunUpdate(ctx context.Context, obj, old runtime.Object) error {
+	if svc, ok := obj.(*corev1.Service); ok {
+		_, err := a.allocate(ctx, svc, old.(*corev1.Service), true)
+		return err
+	}
+	return nil
 }
 
 // BeforeUpdate allocates what an update adds: a cluster IP for a Service
@@ -128,7 +159,7 @@ func (a *ServiceAllocator) BeforeUpdate(ctx context.Context, obj, old runtime.Ob
 	if !ok {
 		return func() {}, nil
 	}
-	return a.allocate(ctx, svc, old.(*corev1.Service))
+	return a.allocate(ctx, svc, old.(*corev1.Service), false)
 }
 
 // AfterUpdate releases what the stored update no longer holds: the cluster
@@ -177,9 +208,15 @@ func (a *ServiceAllocator) keysOf(svc *corev1.Service) []string {
 	return keys
 }
 
-func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Service) (func(), error) {
+func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Service, dry bool) (func(), error) {
 	owner := svcOwner(svc)
 	var keys []string
+	// got records a key this call took (none in a dry run).
+	got := func(key string) {
+		if !dry {
+			keys = append(keys, key)
+		}
+	}
 	rollback := func() {
 		for _, k := range keys {
 			a.release(context.WithoutCancel(ctx), k, owner)
@@ -201,7 +238,7 @@ func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Servic
 		if held[key] {
 			return nil
 		}
-		ok, err := a.reserve(ctx, key, owner)
+		ok, err := a.take(ctx, key, owner, dry)
 		if err != nil {
 			return err
 		}
@@ -209,7 +246,7 @@ func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Servic
 			return apierrors.NewInvalid(gk, svc.Name, field.ErrorList{field.Invalid(path, value, what)})
 		}
 		held[key] = true
-		keys = append(keys, key)
+		got(key)
 		return nil
 	}
 
@@ -217,11 +254,11 @@ func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Servic
 	// Service (or one stored without an IP) into one that has an IP.
 	if needsClusterIP(svc) && !isHeadless(svc) && (old == nil || !needsClusterIP(old) || old.Spec.ClusterIP == "") {
 		if svc.Spec.ClusterIP == "" {
-			ip, err := a.allocateIP(ctx, owner)
+			ip, err := a.allocateIP(ctx, owner, dry)
 			if err != nil {
 				return fail(err)
 			}
-			keys = append(keys, a.ipKey(ip))
+			got(a.ipKey(ip))
 			held[a.ipKey(ip)] = true
 			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
 		} else {
@@ -266,11 +303,11 @@ func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Servic
 					p.NodePort = np
 					continue
 				}
-				port, err := a.allocatePort(ctx, owner)
+				port, err := a.allocatePort(ctx, owner, dry)
 				if err != nil {
 					return fail(err)
 				}
-				keys = append(keys, a.portKey(port))
+				got(a.portKey(port))
 				held[a.portKey(port)] = true
 				p.NodePort, byPort[p.Port] = port, port
 				continue
@@ -297,11 +334,11 @@ func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Servic
 				return fail(err)
 			}
 		} else {
-			port, err := a.allocatePort(ctx, owner)
+			port, err := a.allocatePort(ctx, owner, dry)
 			if err != nil {
 				return fail(err)
 			}
-			keys = append(keys, a.portKey(port))
+			got(a.portKey(port))
 			svc.Spec.HealthCheckNodePort = port
 		}
 	}

@@ -41,6 +41,14 @@ type UpdateCommitHook interface {
 	AfterUpdate(ctx context.Context, obj, old runtime.Object)
 }
 
+// DryRunHook is told of dry-run creates and updates, which run no
+// CreateHook or UpdateHook: it fills in what they would allocate, refusing
+// what they would refuse, and keeps nothing.
+type DryRunHook interface {
+	DryRunCreate(ctx context.Context, obj runtime.Object) error
+	DryRunUpdate(ctx context.Context, obj, old runtime.Object) error
+}
+
 // DeleteHook runs after an object is gone, e.g. to release a Service IP.
 type DeleteHook interface {
 	AfterDelete(ctx context.Context, obj runtime.Object)
@@ -171,6 +179,10 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 		if h, ok := s.Hooks.(CreateHook); ok && !dryRun {
 			rollback, err = h.BeforeCreate(ctx, obj)
 			if err != nil {
+				return nil, err
+			}
+		} else if h, ok := s.Hooks.(DryRunHook); ok && dryRun {
+			if err := h.DryRunCreate(ctx, obj); err != nil {
 				return nil, err
 			}
 		}
@@ -420,6 +432,10 @@ func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 				return nil, err
 			}
 			rollbacks = append(rollbacks, rb)
+		} else if h, ok := s.Hooks.(DryRunHook); ok && dryRun {
+			if err := h.DryRunUpdate(ctx, obj, existing); err != nil {
+				return nil, err
+			}
 		}
 		var errs field.ErrorList
 		if m.GetUID() != em.GetUID() {

@@ -189,6 +189,38 @@ func TestServiceTypes(t *testing.T) {
 		}
 	})
 
+	t.Run("a dry run shows what would be allocated and keeps nothing", func(t *testing.T) {
+		dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+		s, err := svcs.Create(ctx(t), mk("dry", corev1.ServiceTypeLoadBalancer, func(s *corev1.Service) {
+			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		}), dry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Spec.ClusterIP == "" || s.Spec.HealthCheckNodePort == 0 || s.Spec.Ports[0].NodePort == 0 || s.Spec.Ports[1].NodePort == 0 {
+			t.Fatalf("dry run: %+v", s.Spec)
+		}
+		if ipHeld(t, ts, s.Spec.ClusterIP) || nodePortHeld(t, ts, s.Spec.HealthCheckNodePort) || nodePortHeld(t, ts, s.Spec.Ports[0].NodePort) {
+			t.Errorf("a dry run kept an allocation: %+v", s.Spec)
+		}
+		// What is taken is refused in a dry run too.
+		lb, err := svcs.Get(ctx(t), "lb", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = svcs.Create(ctx(t), mk("dry-taken", corev1.ServiceTypeClusterIP, func(s *corev1.Service) { s.Spec.ClusterIP = lb.Spec.ClusterIP }), dry)
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
+			t.Errorf("dry run with a taken IP: %v", err)
+		}
+		// A dry-run update to NodePort shows node ports, keeps none.
+		c := create(mk("dry-upd", corev1.ServiceTypeClusterIP, nil))
+		c.Spec.Type = corev1.ServiceTypeNodePort
+		upd, err := svcs.Update(ctx(t), c, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil || upd.Spec.Ports[0].NodePort == 0 || nodePortHeld(t, ts, upd.Spec.Ports[0].NodePort) {
+			t.Errorf("dry-run update: %v %+v", err, upd)
+		}
+	})
+
 	t.Run("IP families on a single-stack IPv4 cluster", func(t *testing.T) {
 		tests := []struct {
 			name       string
