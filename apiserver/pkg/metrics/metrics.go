@@ -20,6 +20,13 @@ type Metrics struct {
 	// over rather than decoded from etcd.
 	WatchCacheEvents *prometheus.CounterVec
 	WatchCacheKept   *prometheus.CounterVec
+	// The repair of Service allocations, with upstream's names: errors
+	// found by type (leak, repair, duplicate, outOfRange, invalid), and
+	// passes that failed.
+	ClusterIPRepairErrors          *prometheus.CounterVec
+	ClusterIPRepairReconcileErrors prometheus.Counter
+	NodePortRepairErrors           *prometheus.CounterVec
+	NodePortRepairReconcileErrors  prometheus.Counter
 }
 
 // New registers the metrics on a new registry.
@@ -52,8 +59,25 @@ func New() *Metrics {
 			Name: "apiserver_watch_cache_kept_objects_total",
 			Help: "Counter of the watch cache's events that it made of the object a create request stored, instead of decoding etcd's copy, broken by resource type (skiff).",
 		}, []string{"group", "resource"}),
+		ClusterIPRepairErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_clusterip_repair_ip_errors_total",
+			Help: "Number of errors detected on clusterips by the repair loop broken down by type of error: leak, repair, full, outOfRange, duplicate, unknown, invalid",
+		}, []string{"type"}),
+		ClusterIPRepairReconcileErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "apiserver_clusterip_repair_reconcile_errors_total",
+			Help: "Number of reconciliation failures on the clusterip repair reconcile loop",
+		}),
+		NodePortRepairErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_nodeport_repair_port_errors_total",
+			Help: "Number of errors detected on ports by the repair loop broken down by type of error: leak, repair, full, outOfRange, duplicate, unknown",
+		}, []string{"type"}),
+		NodePortRepairReconcileErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "apiserver_nodeport_repair_reconcile_errors_total",
+			Help: "Number of reconciliation failures on the nodeport repair reconcile loop",
+		}),
 	}
 	m.Registry.MustRegister(m.RequestTotal, m.RequestDuration, m.RegisteredWatchers, m.EtcdDuration, m.WatchCacheEvents, m.WatchCacheKept,
+		m.ClusterIPRepairErrors, m.ClusterIPRepairReconcileErrors, m.NodePortRepairErrors, m.NodePortRepairReconcileErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
+	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,9 @@ type ServiceRepair struct {
 	// LeakPasses is how many passes in a row a key must be unclaimed before
 	// it is freed; 0 means upstream's 3.
 	LeakPasses int
+	// Found, when set, counts what a pass found: kind "ip" or "port", and
+	// upstream's error type (leak, repair, duplicate, outOfRange, invalid).
+	Found func(kind, errType string)
 
 	// leaks counts, per key, the passes that found it unclaimed.
 	leaks map[string]int
@@ -126,6 +130,7 @@ func (r *ServiceRepair) RunOnce(ctx context.Context) error {
 		}
 		for _, c := range cs {
 			if c.svc != holder.svc {
+				r.found(c.kind, "duplicate")
 				r.report(ctx, c, alreadyAllocated(c))
 			}
 		}
@@ -141,6 +146,7 @@ func (r *ServiceRepair) RunOnce(ctx context.Context) error {
 				return err
 			}
 			if ok.Succeeded {
+				r.found(holder.kind, "repair")
 				r.report(ctx, holder, notAllocated(holder))
 			}
 		default:
@@ -152,6 +158,7 @@ func (r *ServiceRepair) RunOnce(ctx context.Context) error {
 				return err
 			}
 			if ok.Succeeded {
+				r.found(holder.kind, "repair")
 				r.report(ctx, holder, notAllocated(holder))
 			}
 		}
@@ -173,6 +180,11 @@ func (r *ServiceRepair) RunOnce(ctx context.Context) error {
 			return err
 		}
 		logger.Info("allocation leaked: released", "key", key, "owner", cur.owner)
+		kind := "port"
+		if strings.HasPrefix(key, a.ipKey("")) {
+			kind = "ip"
+		}
+		r.found(kind, "leak")
 	}
 	for key := range r.leaks {
 		if _, ok := stored[key]; !ok {
@@ -203,9 +215,11 @@ func (r *ServiceRepair) collectClaims(ctx context.Context, svc *corev1.Service, 
 			c := claim{svc: svc, kind: "ip", val: ip}
 			switch {
 			case err != nil:
+				r.found("ip", "invalid")
 				r.report(ctx, c, RepairEvent{Controller: IPRepairController, Reason: ReasonClusterIPNotValid, Action: ActionClusterIPAllocation,
 					Note: fmt.Sprintf("Cluster IP [%s]:%s is not a valid IP; please recreate service", fam, ip)})
 			case !a.CIDR.Contains(addr):
+				r.found("ip", "outOfRange")
 				r.report(ctx, c, RepairEvent{Controller: IPRepairController, Reason: ReasonClusterIPOutOfRange, Action: ActionClusterIPAllocation,
 					Note: fmt.Sprintf("Cluster IP [%s]:%s is not within the configured Service CIDR %s; please recreate service", fam, ip, a.CIDR)})
 			default:
@@ -226,6 +240,7 @@ func (r *ServiceRepair) collectClaims(ctx context.Context, svc *corev1.Service, 
 		seen[p] = true
 		c := claim{svc: svc, kind: "port", val: strconv.Itoa(int(p))}
 		if int(p) < a.NodePort.Base || int(p) >= a.NodePort.Base+a.NodePort.Size {
+			r.found("port", "outOfRange")
 			r.report(ctx, c, RepairEvent{Controller: PortRepairController, Reason: ReasonPortOutOfRange, Action: ActionPortAllocation,
 				Note: fmt.Sprintf("Port %d is not within the port range %d-%d; please recreate service", p, a.NodePort.Base, a.NodePort.Base+a.NodePort.Size-1)})
 			continue
@@ -260,6 +275,12 @@ func alreadyAllocated(c claim) RepairEvent {
 	}
 	return RepairEvent{Controller: PortRepairController, Reason: ReasonPortAlreadyAllocated, Action: ActionPortAllocation,
 		Note: fmt.Sprintf("Port %s was assigned to multiple services; please recreate service", c.val)}
+}
+
+func (r *ServiceRepair) found(kind, errType string) {
+	if r.Found != nil {
+		r.Found(kind, errType)
+	}
 }
 
 func (r *ServiceRepair) report(ctx context.Context, c claim, e RepairEvent) {

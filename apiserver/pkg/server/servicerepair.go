@@ -37,6 +37,13 @@ func (s *Server) runServiceRepair(ctx context.Context) error {
 			}
 		},
 		LeakPasses: s.opts.ServiceRepairLeakPasses,
+		Found: func(kind, errType string) {
+			if kind == "ip" {
+				s.metrics.ClusterIPRepairErrors.WithLabelValues(errType).Inc()
+			} else {
+				s.metrics.NodePortRepairErrors.WithLabelValues(errType).Inc()
+			}
+		},
 	}
 	interval := s.opts.ServiceRepairInterval
 	if interval <= 0 {
@@ -52,6 +59,9 @@ func (s *Server) runServiceRepair(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		if err := repair.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			// One pass repairs both: its failure counts for both.
+			s.metrics.ClusterIPRepairReconcileErrors.Inc()
+			s.metrics.NodePortRepairReconcileErrors.Inc()
 			logger.Error(err, "repairing service allocations")
 		}
 		select {

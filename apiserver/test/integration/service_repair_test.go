@@ -52,6 +52,8 @@ func TestServiceRepairPasses(t *testing.T) {
 	svcs := ts.Client.CoreV1().Services("default")
 	var events []string
 	repair := newRepair(ts, "10.96.0.0/16", 30000, 2768, &events)
+	found := map[string]int{}
+	repair.Found = func(kind, errType string) { found[kind+"/"+errType]++ }
 	pass := func() {
 		t.Helper()
 		events = nil
@@ -88,6 +90,10 @@ func TestServiceRepairPasses(t *testing.T) {
 		if exists("serviceips/10.96.200.200") != want || exists("nodeports/31999") != want {
 			t.Fatalf("after pass %d: leaked keys present %v %v, want %v", i, exists("serviceips/10.96.200.200"), exists("nodeports/31999"), want)
 		}
+	}
+
+	if found["ip/leak"] != 1 || found["port/leak"] != 1 {
+		t.Errorf("leaks counted: %v", found)
 	}
 
 	// A Service whose allocations are missing gets them back, with events.
@@ -134,6 +140,9 @@ func TestServiceRepairPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	pass()
+	if found["ip/repair"] != 1 || found["port/repair"] != 1 || found["ip/duplicate"] != 1 {
+		t.Errorf("found: %v", found)
+	}
 	wantDup := fmt.Sprintf("default/np ipallocator-repair-controller ClusterIPAlreadyAllocated: Cluster IP [IPv4]:%s was assigned to multiple services; please recreate service", np.Spec.ClusterIP)
 	if len(events) != 1 || events[0] != wantDup {
 		t.Errorf("events: %v, want [%s]", events, wantDup)
@@ -193,5 +202,9 @@ func TestServiceRepairLoop(t *testing.T) {
 	r, err := ts.Server.EtcdClient().Get(ctx(t), key)
 	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "default/np" {
 		t.Errorf("the node port was not taken back: %v %v", err, r.Kvs)
+	}
+	code, body := raw(t, ts, "GET", "/metrics", "", nil)
+	if code != 200 || !strings.Contains(string(body), `apiserver_nodeport_repair_port_errors_total{type="repair"} 1`) {
+		t.Errorf("metrics: %d, no apiserver_nodeport_repair_port_errors_total{type=\"repair\"} 1", code)
 	}
 }
