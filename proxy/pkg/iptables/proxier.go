@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -286,6 +287,7 @@ func (p *Proxier) Sync(ctx context.Context) SyncInfo {
 		p.refresh(ctx, name)
 	}
 	existing := p.existing
+	var kernelRules map[string][]string
 	if full {
 		if p.o.Safety != nil {
 			if err := p.o.Safety(); err != nil {
@@ -308,6 +310,7 @@ func (p *Proxier) Sync(ctx context.Context) SyncInfo {
 					existing[c] = true
 				}
 			}
+			kernelRules = ParseRules(save)
 		}
 		// As upstream: the jumps (and the chains they name) first, then
 		// the rules in one transaction.
@@ -324,8 +327,11 @@ func (p *Proxier) Sync(ctx context.Context) SyncInfo {
 	}
 	snap := p.snapshot()
 	tWrite := p.clock.Now()
-	res := Write(snap, &ropts, Plan{Full: full, Changed: dirty, Existing: existing, Kept: p.kept})
+	res := Write(snap, &ropts, Plan{Full: full, Changed: dirty, Existing: existing, Kept: p.kept, Kernel: kernelRules})
 	tRestore := p.clock.Now()
+	if err := p.precreate(ctx, res.Created); err != nil {
+		return fail(err)
+	}
 	if err := p.o.Kernel.Restore(ctx, res.Data); err != nil {
 		return fail(err)
 	}
@@ -360,6 +366,30 @@ func (p *Proxier) Sync(ctx context.Context) SyncInfo {
 		p.o.OnSynced(info)
 	}
 	return info
+}
+
+// precreateMin is the number of new chains from which precreate runs.
+const precreateMin = 500
+
+// precreate creates many new chains, empty, in the order the Services
+// were written, before the restore that fills them (whose input declares
+// them in reverse name order). Measured with iptables-nft 1.8.9 and 11,000
+// chains: the restore is three times faster when its input declares the
+// chains in name order, while iptables-save is ten times faster (0.1 s
+// against 1 s of CPU) when the kernel created them in any other order; a
+// chains-only restore costs 0.3 s. A failed sync leaves the chains empty
+// and unused, and the next full sync deletes them.
+func (p *Proxier) precreate(ctx context.Context, chains []string) error {
+	if len(chains) < precreateMin {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("*nat\n")
+	for _, c := range chains {
+		b.WriteString(":" + c + " - [0:0]\n")
+	}
+	b.WriteString("COMMIT\n")
+	return p.o.Kernel.Restore(ctx, []byte(b.String()))
 }
 
 // refresh converts one Service and its slices again, reporting what

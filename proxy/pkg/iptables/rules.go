@@ -62,6 +62,11 @@ type Plan struct {
 	// the ports a partial sync does not write are taken from it instead
 	// of being computed again.
 	Kept map[servicemap.ServicePortName]PortChains
+	// Kernel, in a full sync, is the rules the kernel's per-Service
+	// chains hold (ParseRules of iptables-save): a Service whose chains
+	// hold exactly the rules it wants is left as it is, any other one is
+	// rewritten. Nil: a full sync rewrites every chain.
+	Kernel map[string][]string
 }
 
 // PortChains are the per-Service chains of one port and how many rules
@@ -85,6 +90,9 @@ type Result struct {
 	Deleted []string
 	// Kept is every port's chains, for the next Plan.
 	Kept map[servicemap.ServicePortName]PortChains
+	// Created lists the chains the restore creates, in the order the
+	// Services were written (see Proxier.precreate).
+	Created []string
 }
 
 // Write builds the iptables-restore input (tables filter and nat) for
@@ -94,7 +102,7 @@ func Write(snap *Snapshot, o *RuleOptions, plan Plan) *Result {
 	ports := append([]*servicemap.ServicePort(nil), snap.Ports...)
 	sort.Slice(ports, func(i, j int) bool { return portLess(ports[i], ports[j]) })
 	for _, p := range ports {
-		write := plan.Full || plan.Changed[p.Name.NamespacedName]
+		write := (plan.Full && plan.Kernel == nil) || plan.Changed[p.Name.NamespacedName]
 		g.port(p, snap.Endpoints[p.Name], write, plan)
 	}
 	return g.finish(plan)
@@ -138,6 +146,7 @@ type generator struct {
 	scratch    buffer // a skipped Service's chains, built only to be counted
 	active     map[string]bool
 	kept       map[servicemap.ServicePortName]PortChains
+	created    []string
 	written    int
 	keptRules  int
 	clusterSrc string
@@ -287,7 +296,7 @@ func (g *generator) port(p *servicemap.ServicePort, eps []*servicemap.Endpoint, 
 
 	// The Service's own chains: when they are kept as they are and known
 	// from the previous sync, only counted.
-	if prev, ok := plan.Kept[p.Name]; ok && !write {
+	if prev, ok := plan.Kept[p.Name]; ok && !write && plan.Kernel == nil {
 		missing := false
 		for _, c := range prev.Chains {
 			g.active[c] = true
@@ -322,16 +331,9 @@ func (g *generator) port(p *servicemap.ServicePort, eps []*servicemap.Endpoint, 
 			write = true
 		}
 	}
-	out := &g.natSvc
-	if !write {
-		g.scratch.Reset()
-		g.scratch.lines = 0
-		out = &g.scratch
-	} else {
-		g.written++
-		g.natChains = append(g.natChains, wanted...)
-	}
-	before := out.lines
+	out := &g.scratch
+	out.Reset()
+	out.lines = 0
 
 	if hasInternal && g.clusterSrc != "" {
 		out.line(cat([]string{"-A", internalChain}, g.comment(fmt.Sprintf(`"%s cluster IP"`, name)),
@@ -388,10 +390,23 @@ func (g *generator) port(p *servicemap.ServicePort, eps []*servicemap.Endpoint, 
 		}
 		out.line(cat(args, []string{"-m", proto, "-p", proto, "-j", "DNAT", "--to-destination", e.String()})...)
 	}
-	if !write {
-		g.keptRules += out.lines - before
+	if !write && plan.Kernel != nil && !sameRules(out.Bytes(), wanted, plan.Kernel) {
+		write = true
 	}
-	g.kept[p.Name] = PortChains{Chains: wanted, Rules: out.lines - before}
+	if write {
+		g.written++
+		g.natChains = append(g.natChains, wanted...)
+		for _, c := range wanted {
+			if !plan.Existing[c] {
+				g.created = append(g.created, c)
+			}
+		}
+		g.natSvc.Write(out.Bytes())
+		g.natSvc.lines += out.lines
+	} else {
+		g.keptRules += out.lines
+	}
+	g.kept[p.Name] = PortChains{Chains: wanted, Rules: out.lines}
 }
 
 // balance writes the rules of a policy chain: affinity first, then one
@@ -472,7 +487,7 @@ func (g *generator) finish(plan Plan) *Result {
 	}
 	b.WriteString("COMMIT\n")
 	return &Result{
-		Data: b.Bytes(), Active: g.active, Written: g.written, Deleted: stale, Kept: g.kept,
+		Data: b.Bytes(), Active: g.active, Written: g.written, Deleted: stale, Kept: g.kept, Created: g.created,
 		Rules: map[string]int{
 			TableFilter: g.filter.lines,
 			TableNAT:    g.natTop.lines + g.natSvc.lines + g.keptRules,
