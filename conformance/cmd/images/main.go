@@ -1,0 +1,111 @@
+// Command images builds the images upstream's conformance tests pull, as
+// OCI image layouts, and pushes them with skopeo into a registry on
+// loopback under upstream's paths (e2e-test-images/agnhost:2.53,
+// pause:3.10, ...), so that a KUBE_TEST_REPO_LIST pointing registry.k8s.io
+// and its kin at that registry serves every pull of the suite.
+//
+//	images -bin conformance/_output/bin -kube-src $(go env GOMODCACHE)/k8s.io/kubernetes@v1.32.4 \
+//	    -out conformance/_output/images -registry 127.0.0.1:5055
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "images:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("images", flag.ContinueOnError)
+	var src sources
+	fs.StringVar(&src.Bin, "bin", "", "directory with agnhost, nnp and pause")
+	fs.StringVar(&src.KubeSrc, "kube-src", "", "k8s.io/kubernetes module directory (data files of the images)")
+	fs.StringVar(&src.Busybox, "busybox", "/bin/busybox", "static busybox (Debian busybox-static)")
+	fs.StringVar(&src.Dig, "dig", lookPath("dig"), "dig (Debian bind9-dnsutils), copied with its libraries; empty: none")
+	fs.StringVar(&src.Curl, "curl", lookPath("curl"), "curl, copied with its libraries; empty: none")
+	out := fs.String("out", "", "directory for the OCI layouts")
+	registry := fs.String("registry", "", "host:port of the registry on loopback to push to")
+	force := fs.Bool("force", false, "push even the images the registry already has")
+	list := fs.Bool("list", false, "list the images and what they are built from, and exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *list {
+		src.Bin, src.KubeSrc = os.DevNull, os.DevNull
+	}
+	if !*list && (src.Bin == "" || src.KubeSrc == "" || *out == "" || *registry == "") {
+		return fmt.Errorf("-bin, -kube-src, -out and -registry are required")
+	}
+	imgs, err := catalog(src)
+	if err != nil && !*list {
+		return err
+	}
+	if *list {
+		for _, img := range imgs {
+			fmt.Printf("%s\t%s\n", img.Ref(), img.From)
+		}
+		return nil
+	}
+	if !strings.HasPrefix(*registry, "127.") && !strings.HasPrefix(*registry, "localhost:") && !strings.HasPrefix(*registry, "[::1]:") {
+		return fmt.Errorf("registry %q is not on loopback", *registry)
+	}
+	if src.Dig == "" {
+		fmt.Fprintln(os.Stderr, "images: no dig on this machine (Debian bind9-dnsutils): the DNS tests' probes will fail")
+	}
+	for _, img := range imgs {
+		if !*force && hasManifest(*registry, img) {
+			fmt.Printf("images: %s/%s already in the registry\n", *registry, img.Ref())
+			continue
+		}
+		start := time.Now()
+		dir := filepath.Join(*out, strings.ReplaceAll(img.Repo, "/", "_")+"_"+img.Tag)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		if err := writeLayout(dir, img.Tag, img.Layers, img.Config); err != nil {
+			return fmt.Errorf("%s: %w", img.Ref(), err)
+		}
+		dest := "docker://" + *registry + "/" + img.Ref()
+		cmd := exec.Command("skopeo", "copy", "--quiet", "--dest-tls-verify=false", "oci:"+dir+":"+img.Tag, dest)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("skopeo copy %s: %v: %s", dest, err, b)
+		}
+		fmt.Printf("images: pushed %s/%s (%s) in %s\n", *registry, img.Ref(), img.From, time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+func lookPath(name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// hasManifest asks the registry whether it has the image's tag.
+func hasManifest(registry string, img image) bool {
+	req, err := http.NewRequest(http.MethodHead, "http://"+registry+"/v2/"+img.Repo+"/manifests/"+img.Tag, nil)
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Accept", mediaTypeManifest+", application/vnd.docker.distribution.manifest.v2+json")
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestGolden renders the two phases of testdata/run into testdata/page.md
+// and compares the page with testdata/conformance.golden.md.
+func TestGolden(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "conformance.md")
+	in, err := os.ReadFile("testdata/page.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = mainErr([]string{"-results", "testdata/run", "-doc", page, "-causes", "testdata/causes.json",
+		"-date", "2026-11-26T17:42:00Z", "-nodes", "4", "-focus", `\[sig-(api-machinery|network|node|apps)\]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := "testdata/conformance.golden.md"
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("page differs from %s (go test -update to rewrite):\n%s", golden, got)
+	}
+}
+
+func TestReadRunMergesPhases(t *testing.T) {
+	r, err := readRun("testdata/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]outcome{}
+	for _, s := range r.Specs {
+		got[s.Name] = s.Outcome
+	}
+	want := map[string]outcome{
+		"[sig-api-machinery] Discovery should validate PreferredVersion for each APIGroup [Conformance]": passed,
+		"[sig-network] DNS should provide DNS for services  [Conformance]":                               failed,
+		"[sig-node] Pods should be submitted and removed [NodeConformance] [Conformance]":                notRun,
+		"[sig-apps] Daemon set [Serial] should rollback without unnecessary restarts [Conformance]":      skipped,
+		"[sig-storage] CSI mock volume should work | with a pipe":                                        failed,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("outcomes = %v, want %v", got, want)
+	}
+	if len(r.SuiteFailures) != 1 || r.SuiteFailures[0].Name != "[SynchronizedAfterSuite]" {
+		t.Errorf("suite failures = %+v, want the SynchronizedAfterSuite", r.SuiteFailures)
+	}
+}
+
+func TestFirstFailureLine(t *testing.T) {
+	tests := []struct {
+		name, message, text string
+		wantLine, wantLoc   string
+	}{
+		{
+			name:     "text with ginkgo's marker and location",
+			text:     "[FAILED] Unexpected error:\n    <*errors.errorString | 0xc000123>: \n    boom\n    {s: \"boom\"}\nIn [It] at: k8s.io/kubernetes@v1.32.4/test/e2e/x.go:12 @ 11/26/26\n",
+			wantLine: "Unexpected error: boom", wantLoc: "k8s.io/kubernetes@v1.32.4/test/e2e/x.go:12",
+		},
+		{name: "message attribute first", message: "expected 200\ngot 404", text: "[FAILED] other", wantLine: "expected 200"},
+		{name: "timed out", text: "\n[TIMEDOUT] A suite timeout occurred\n", wantLine: "A suite timeout occurred"},
+		{name: "empty", wantLine: "(no failure message)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line, loc := firstFailureLine(tt.message, tt.text)
+			if line != tt.wantLine || loc != tt.wantLoc {
+				t.Errorf("firstFailureLine() = %q, %q; want %q, %q", line, loc, tt.wantLine, tt.wantLoc)
+			}
+		})
+	}
+}
+
+func TestSplice(t *testing.T) {
+	tests := []struct {
+		name, page, want string
+		wantErr          bool
+	}{
+		{name: "new page", page: "", want: "# Conformance\n\n" + beginMarker + "\nX\n" + endMarker + "\n"},
+		{name: "page without markers", page: "# Title\ntext\n", want: "# Title\ntext\n\n" + beginMarker + "\nX\n" + endMarker + "\n"},
+		{name: "replaces between the markers", page: "a\n<!-- BEGIN RESULTS -->\nold\n" + endMarker + "\nb\n", want: "a\n" + beginMarker + "\nX\n" + endMarker + "\nb\n"},
+		{name: "end before begin", page: endMarker + "\n<!-- BEGIN RESULTS -->\n", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := splice([]byte(tt.page), "X\n")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("splice() error = %v, wantErr %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && string(got) != tt.want {
+				t.Errorf("splice() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadCausesRejectsIncompleteEntries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "causes.json")
+	if err := os.WriteFile(path, []byte(`[{"match": "x"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readCauses(path); err == nil {
+		t.Error("readCauses() accepted an entry without a cause")
+	}
+}
