@@ -194,7 +194,7 @@ func (s *Server) reconcileKubernetesEndpoints(ctx context.Context, renew bool) e
 	}
 	for _, e := range list.(*discoveryv1.EndpointSliceList).Items {
 		if strings.HasPrefix(e.Name, "kubernetes-") && e.Labels[discoveryv1.LabelServiceName] == "kubernetes" &&
-			e.Labels[discoveryv1.LabelManagedBy] == kubernetesSliceManager && !names[e.Name] {
+			e.Labels[discoveryv1.LabelManagedBy] == "" && !names[e.Name] {
 			if _, _, err := sliceStore.Delete(ctx, "default", e.Name, nil, false); err != nil && !registry.IsNotFound(err) {
 				return fmt.Errorf("endpointslice %s: %w", e.Name, err)
 			}
@@ -203,14 +203,12 @@ func (s *Server) reconcileKubernetesEndpoints(ctx context.Context, renew bool) e
 	return nil
 }
 
-// kubernetesSliceManager is the managed-by label of the kubernetes
-// Service's slices, upstream's.
-const kubernetesSliceManager = "endpointslice-controller.k8s.io"
-
 func kubernetesSlice(name string, sub corev1.EndpointSubset) *discoveryv1.EndpointSlice {
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
-			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: kubernetesSliceManager}},
+			// Upstream's EndpointsAdapter labels it with the service name only:
+			// no controller manages it (the Service has no selector).
+			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(sub.Ports[0].Port), Protocol: ptr.To(corev1.ProtocolTCP)}},
 	}

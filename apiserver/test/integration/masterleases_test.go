@@ -142,4 +142,14 @@ func TestKubernetesService(t *testing.T) {
 		t.Errorf("kubernetes service: %+v", svc.Spec)
 	}
 	waitKubernetesEndpoints(t, ts.Client, []string{fmt.Sprintf("192.0.2.20:%d", ts.Server.Port())})
+	// Labelled as upstream's EndpointsAdapter labels them.
+	ep, err := ts.Client.CoreV1().Endpoints("default").Get(ctx(t), "kubernetes", metav1.GetOptions{})
+	if err != nil || ep.Labels[discoveryv1.LabelSkipMirror] != "true" {
+		t.Errorf("endpoints labels: %v %v", err, ep.Labels)
+	}
+	slice, err := ts.Client.DiscoveryV1().EndpointSlices("default").Get(ctx(t), "kubernetes", metav1.GetOptions{})
+	if err != nil || len(slice.Labels) != 1 || slice.Labels[discoveryv1.LabelServiceName] != "kubernetes" ||
+		slice.AddressType != discoveryv1.AddressTypeIPv4 || *slice.Ports[0].Name != "https" || !*slice.Endpoints[0].Conditions.Ready {
+		t.Errorf("endpointslice: %v %+v", err, slice)
+	}
 }
