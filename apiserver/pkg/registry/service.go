@@ -35,33 +35,39 @@ func needsNodePorts(t corev1.ServiceType) bool {
 	return t == corev1.ServiceTypeNodePort || t == corev1.ServiceTypeLoadBalancer
 }
 
-// reserve creates key if it is absent (or already ours).
-func (a *ServiceAllocator) reserve(ctx context.Context, key, owner string) (bool, error) {
+// reserve creates key if it is absent. ours reports that the key is the
+// owner's, created that it was absent: only a key this call created may be
+// released when what follows fails (a key already the owner's belongs to
+// the stored Service of that name, which a failed create must not touch).
+func (a *ServiceAllocator) reserve(ctx context.Context, key, owner string) (ours, created bool, err error) {
 	resp, err := a.Client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, owner)).
 		Else(clientv3.OpGet(key)).
 		Commit()
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if resp.Succeeded {
-		return true, nil
+		return true, true, nil
 	}
 	kvs := resp.Responses[0].GetResponseRange().Kvs
-	return len(kvs) == 1 && string(kvs[0].Value) == owner, nil
+	return len(kvs) == 1 && string(kvs[0].Value) == owner, false, nil
 }
 
-// take is reserve, or for a dry run whether reserve would succeed.
-func (a *ServiceAllocator) take(ctx context.Context, key, owner string, dry bool) (bool, error) {
+// take is reserve, or for a dry run what reserve would answer.
+func (a *ServiceAllocator) take(ctx context.Context, key, owner string, dry bool) (ours, created bool, err error) {
 	if !dry {
 		return a.reserve(ctx, key, owner)
 	}
 	resp, err := a.Client.Get(ctx, key)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	return len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) == owner, nil
+	if len(resp.Kvs) == 0 {
+		return true, true, nil
+	}
+	return string(resp.Kvs[0].Value) == owner, false, nil
 }
 
 func (a *ServiceAllocator) release(ctx context.Context, key, owner string) {
@@ -94,13 +100,13 @@ func (a *ServiceAllocator) allocateIP(ctx context.Context, owner string, dry boo
 	// The first address is the kubernetes Service's and is never given out at random.
 	for i := 0; i < 64; i++ {
 		ip := a.nth(1 + rand.Uint32N(size-1))
-		if ok, err := a.take(ctx, a.ipKey(ip), owner, dry); err != nil || ok {
+		if _, fresh, err := a.take(ctx, a.ipKey(ip), owner, dry); err != nil || fresh {
 			return ip, err
 		}
 	}
 	for n := uint32(1); n < size; n++ {
 		ip := a.nth(n)
-		if ok, err := a.take(ctx, a.ipKey(ip), owner, dry); err != nil || ok {
+		if _, fresh, err := a.take(ctx, a.ipKey(ip), owner, dry); err != nil || fresh {
 			return ip, err
 		}
 	}
@@ -110,12 +116,12 @@ func (a *ServiceAllocator) allocateIP(ctx context.Context, owner string, dry boo
 func (a *ServiceAllocator) allocatePort(ctx context.Context, owner string, dry bool) (int32, error) {
 	for i := 0; i < 64; i++ {
 		p := int32(a.NodePort.Base + rand.IntN(a.NodePort.Size))
-		if ok, err := a.take(ctx, a.portKey(p), owner, dry); err != nil || ok {
+		if _, fresh, err := a.take(ctx, a.portKey(p), owner, dry); err != nil || fresh {
 			return p, err
 		}
 	}
 	for p := a.NodePort.Base; p < a.NodePort.Base+a.NodePort.Size; p++ {
-		if ok, err := a.take(ctx, a.portKey(int32(p)), owner, dry); err != nil || ok {
+		if _, fresh, err := a.take(ctx, a.portKey(int32(p)), owner, dry); err != nil || fresh {
 			return int32(p), err
 		}
 	}
@@ -238,15 +244,17 @@ func (a *ServiceAllocator) allocate(ctx context.Context, svc, old *corev1.Servic
 		if held[key] {
 			return nil
 		}
-		ok, err := a.take(ctx, key, owner, dry)
+		ours, created, err := a.take(ctx, key, owner, dry)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !ours {
 			return apierrors.NewInvalid(gk, svc.Name, field.ErrorList{field.Invalid(path, value, what)})
 		}
 		held[key] = true
-		got(key)
+		if created {
+			got(key)
+		}
 		return nil
 	}
 

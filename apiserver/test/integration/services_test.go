@@ -189,6 +189,23 @@ func TestServiceTypes(t *testing.T) {
 		}
 	})
 
+	t.Run("creating a Service that exists leaves its allocations alone", func(t *testing.T) {
+		first := create(mk("twice", corev1.ServiceTypeNodePort, func(s *corev1.Service) { s.Spec.ClusterIP = "10.96.77.77" }))
+		_, err := svcs.Create(ctx(t), mk("twice", corev1.ServiceTypeNodePort, func(s *corev1.Service) {
+			s.Spec.ClusterIP = "10.96.77.77"
+			s.Spec.Ports[0].NodePort = first.Spec.Ports[0].NodePort
+		}), metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("second create: %v, want 409 AlreadyExists", err)
+		}
+		if owner, ok := allocated(t, ts, "serviceips", "10.96.77.77"); !ok || owner != "default/twice" {
+			t.Errorf("the existing Service's IP: held %v by %q", ok, owner)
+		}
+		if !nodePortHeld(t, ts, first.Spec.Ports[0].NodePort) {
+			t.Errorf("the existing Service's node port %d was released", first.Spec.Ports[0].NodePort)
+		}
+	})
+
 	t.Run("a dry run shows what would be allocated and keeps nothing", func(t *testing.T) {
 		dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 		s, err := svcs.Create(ctx(t), mk("dry", corev1.ServiceTypeLoadBalancer, func(s *corev1.Service) {
