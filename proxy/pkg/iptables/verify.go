@@ -126,36 +126,48 @@ func isNumber(s string) bool {
 }
 
 // splitQuoted splits on spaces, keeping "double quoted" words whole
-// (without the quotes, with \" and \\ unescaped).
+// (without the quotes, with \" and \\ unescaped). Words without escapes
+// are substrings of s (no copy).
 func splitQuoted(s string) ([]string, bool) {
-	var out []string
-	var cur strings.Builder
-	inQuote, have := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inQuote && c == '\\' && i+1 < len(s):
+	out := make([]string, 0, 24)
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case ' ':
 			i++
-			cur.WriteByte(s[i])
-		case c == '"':
-			inQuote = !inQuote
-			have = true
-		case c == ' ' && !inQuote:
-			if have {
-				out = append(out, cur.String())
-				cur.Reset()
-				have = false
+		case '"':
+			j := i + 1
+			escaped := false
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					escaped = true
+					j++
+				}
+				j++
 			}
+			if j >= len(s) {
+				return nil, false
+			}
+			w := s[i+1 : j]
+			if escaped {
+				var b strings.Builder
+				for k := 0; k < len(w); k++ {
+					if w[k] == '\\' && k+1 < len(w) {
+						k++
+					}
+					b.WriteByte(w[k])
+				}
+				w = b.String()
+			}
+			out = append(out, w)
+			i = j + 1
 		default:
-			cur.WriteByte(c)
-			have = true
+			j := i
+			for j < len(s) && s[j] != ' ' && s[j] != '"' {
+				j++
+			}
+			out = append(out, s[i:j])
+			i = j
 		}
-	}
-	if inQuote {
-		return nil, false
-	}
-	if have {
-		out = append(out, cur.String())
 	}
 	return out, true
 }
