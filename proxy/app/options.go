@@ -58,7 +58,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "The service network, routed to the local interface skiff-svc0 so that no packet for a cluster IP leaves the machine.")
 	fs.IntVar(&o.MasqueradeBit, "iptables-masquerade-bit", o.MasqueradeBit, "The bit of the fwmark space (0-31) that marks packets to masquerade.")
 	fs.DurationVar(&o.MinSyncPeriod, "min-sync-period", o.MinSyncPeriod, "The least time between two syncs of the rules; changes in between are applied together.")
-	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "The time between full syncs, which rewrite every rule and repair rules removed by hand.")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "The time between full syncs, which compare every rule with the kernel's and repair rules removed or changed by hand.")
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "The ip:port of /healthz (HTTP); empty: off.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "The ip:port of /metrics (HTTP); empty: off.")
 	fs.BoolVar(&o.LocalhostNodePorts, "iptables-localhost-nodeports", o.LocalhostNodePorts, "Accept NodePort traffic on 127.0.0.1 (sets net.ipv4.conf.all.route_localnet=1 and drops martian localnet traffic).")

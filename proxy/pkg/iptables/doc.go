@@ -22,9 +22,11 @@
 // Proxier runs the syncs: the informers' handlers mark the Services whose
 // Service or slices changed; a sync converts those again, rewrites the
 // top-level chains and only the changed Services' chains (the others are
-// left in the kernel, which --noflush allows), deletes the chains no
-// Service wants, and every --sync-period rewrites everything after
-// reading the chains the kernel has with iptables-save and puts back the
-// jumps from the built-in chains (go-iptables), repairing rules removed by
-// hand.
+// left in the kernel, which --noflush allows), and deletes the chains no
+// Service wants. Every --sync-period a full sync reads the kernel's tables
+// with iptables-save, puts back missing jumps from the built-in chains
+// (go-iptables), and rewrites every Service whose chains in the kernel do
+// not hold exactly the wanted rules (RuleKey compares a rule as skiff
+// writes it with the same rule as iptables-save prints it), repairing
+// rules removed or changed by hand.
 package iptables
