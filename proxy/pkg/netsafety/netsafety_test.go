@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -246,12 +245,10 @@ func sendRaw(t *testing.T, ifname, src, dst string) {
 	if err := unix.Sendto(fd, frame, 0, sa); err != nil {
 		t.Fatal(err)
 	}
-	// The kernel handles the frame synchronously on veth receive; wait
-	// for the counter with a deadline anyway.
-	deadline := time.Now().Add(5 * time.Second)
-	for dropCount(t, "10.244.0.0/16") == 0 && time.Now().Before(deadline) {
-		runtime.Gosched()
-	}
+	// The kernel handles the frame on veth receive; poll for the counter
+	// with a deadline.
+	_ = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 5*time.Second, true,
+		func(context.Context) (bool, error) { return dropCount(t, "10.244.0.0/16") > 0, nil })
 }
 
 // TestKeepServiceRoute: a route deleted by another program (as the
