@@ -556,3 +556,36 @@ func TestKernelFullSyncLeavesMatchingChains(t *testing.T) {
 		t.Fatalf("after a rule was replaced by hand, %d Services rewritten:\n%s", res.Written, res.Data)
 	}
 }
+
+// TestKernelNodePortTraffic: a NodePort answers on 127.0.0.1 (with
+// route_localnet) and on another local address, and the jump rules make
+// it reachable from the host itself.
+func TestKernelNodePortTraffic(t *testing.T) {
+	h := newHarness(t, realKernel(t))
+	if err := netsafety.SetSysctls(netsafety.Sysctls(true)); err != nil {
+		t.Fatal(err)
+	}
+	_, svcCIDR, _ := net.ParseCIDR("10.96.0.0/16")
+	if err := netsafety.EnsureServiceRoute(svcCIDR); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = netsafety.RemoveServiceRoute() })
+	epIP := addEndpointAddress(t, "10.244.1.6")
+	ln, err := net.Listen("tcp", epIP+":8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go echo(ln)
+	h.set(svc("np", "10.96.0.11", []corev1.ServicePort{tcp("", 80, 8080)}, nodePort(30080)),
+		slice("np", "np-1", tcpPort("", 8080), ep{ip: epIP, node: "node-b"}))
+	h.sync()
+	for _, addr := range []string{"127.0.0.1:30080", epIP + ":30080", "10.96.0.11:80"} {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("dialing %s: %v", addr, err)
+		}
+		roundTrip(t, c, addr)
+		c.Close()
+	}
+}
