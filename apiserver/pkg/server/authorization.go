@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -164,11 +165,20 @@ func (s *Server) impersonate(r *http.Request, requester *authn.User) (*authn.Use
 		}
 	}
 	for _, k := range extraKeys {
+		// Upstream's unescapeExtraKey: the key is percent-encoded in the
+		// header name ("authentication.kubernetes.io%2fpod-name").
 		key := strings.ToLower(strings.TrimPrefix(k, "Impersonate-Extra-"))
+		if unescaped, err := url.PathUnescape(key); err == nil {
+			key = unescaped
+		}
 		for _, v := range r.Header.Values(k) {
 			if err := check(authz.Attributes{APIGroup: "authentication.k8s.io", Resource: "userextras", Subresource: key, Name: v}); err != nil {
 				return nil, err
 			}
+			if out.Extra == nil {
+				out.Extra = map[string][]string{}
+			}
+			out.Extra[key] = append(out.Extra[key], v)
 		}
 	}
 	hasAuth := false

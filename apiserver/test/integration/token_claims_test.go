@@ -10,6 +10,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // jwtClaims decodes a token's payload (the test trusts the server's
@@ -107,8 +109,22 @@ func TestServiceAccountTokenIdentity(t *testing.T) {
 		})
 	}
 
+	// An impersonated user has the extra the impersonation names (the key
+	// percent-encoded in the header), as upstream.
+	cfg := rest.CopyConfig(ts.AdminConfig)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "jane", Extra: map[string][]string{"example.com/scopes": {"view", "edit"}}}
+	jane, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	who, err := jane.AuthenticationV1().SelfSubjectReviews().Create(ctx(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil || who.Status.UserInfo.Username != "jane" ||
+		!reflect.DeepEqual(who.Status.UserInfo.Extra, map[string]authenticationv1.ExtraValue{"example.com/scopes": {"view", "edit"}}) {
+		t.Errorf("impersonated: %v %+v", err, who)
+	}
+
 	// The admin (a client certificate) has no extra.
-	who, err := admin.AuthenticationV1().SelfSubjectReviews().Create(ctx(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	who, err = admin.AuthenticationV1().SelfSubjectReviews().Create(ctx(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err != nil || who.Status.UserInfo.Username == "" || len(who.Status.UserInfo.Extra) != 0 {
 		t.Errorf("admin: %v %+v", err, who)
 	}
