@@ -27,9 +27,10 @@ type ObjectRef struct {
 
 // User is the requester.
 type User struct {
-	Username string   `json:"username"`
-	UID      string   `json:"uid,omitempty"`
-	Groups   []string `json:"groups,omitempty"`
+	Username string              `json:"username"`
+	UID      string              `json:"uid,omitempty"`
+	Groups   []string            `json:"groups,omitempty"`
+	Extra    map[string][]string `json:"extra,omitempty"`
 }
 
 // ResponseStatus carries the code.

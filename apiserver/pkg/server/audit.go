@@ -16,7 +16,7 @@ func auditUser(u *authn.User) *audit.User {
 	if u == nil {
 		return nil
 	}
-	return &audit.User{Username: u.Name, UID: u.UID, Groups: u.Groups}
+	return &audit.User{Username: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
 }
 
 // auditRequest writes the audit line of one finished request.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -25,6 +26,17 @@ func TestAuditLog(t *testing.T) {
 	}
 	alice := clientAs(t, ts, "alice")
 	_, _ = alice.CoreV1().Secrets("default").Get(ctx(t), "creds", metav1.GetOptions{})
+	// A service account token's requests carry its credential ID, as
+	// upstream's audit events do.
+	if _, err := ts.Client.CoreV1().ServiceAccounts("default").Create(ctx(t), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "audited"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ts.Client.CoreV1().ServiceAccounts("default").CreateToken(ctx(t), "audited", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	credentialID := "JTI=" + jwtClaims(t, tr.Status.Token)["jti"].(string)
+	_, _ = clientWithToken(t, ts, tr.Status.Token).CoreV1().Secrets("default").Get(ctx(t), "creds", metav1.GetOptions{})
 	resp, err := http.Get(ts.URL + "/api/v1/namespaces") // no client certificate: TLS fails or 401
 	if err == nil {
 		resp.Body.Close()
@@ -35,6 +47,7 @@ func TestAuditLog(t *testing.T) {
 		User struct {
 			Username string
 			Groups   []string
+			Extra    map[string][]string
 		}
 		ObjectRef      *struct{ Resource, Namespace, Name string }
 		ResponseStatus struct{ Code int }
@@ -60,11 +73,14 @@ func TestAuditLog(t *testing.T) {
 		for _, want := range []struct {
 			user, verb, name string
 			code             int
-		}{{"kubernetes-admin", "create", "", 201}, {"alice", "get", "creds", 403}} {
+			extra            string
+		}{{"kubernetes-admin", "create", "", 201, ""}, {"alice", "get", "creds", 403, ""},
+			{"system:serviceaccount:default:audited", "get", "creds", 403, credentialID}} {
 			found := false
 			for _, ev := range lines {
 				if ev.User.Username == want.user && ev.Verb == want.verb && ev.ObjectRef != nil && ev.ObjectRef.Resource == "secrets" &&
-					ev.ObjectRef.Name == want.name && ev.ResponseStatus.Code == want.code && ev.Annotations["skiff.dev/latency"] != "" {
+					ev.ObjectRef.Name == want.name && ev.ResponseStatus.Code == want.code && ev.Annotations["skiff.dev/latency"] != "" &&
+					strings.Join(ev.User.Extra["authentication.kubernetes.io/credential-id"], ",") == want.extra {
 					found = true
 				}
 			}
