@@ -11,6 +11,7 @@ COMMANDS := apiserver/cmd/skiff-apiserver controller-manager/cmd/skiff-controlle
 MODULES := apiserver component-base ctl controller-manager kubelet proxy scheduler e2e
 
 .PHONY: all build test test-unit test-integration test-e2e up down bench fuzz vet clean
+.PHONY: conformance
 
 all: build
 
@@ -50,6 +51,12 @@ up: build
 
 down:
 	bash deploy/local-down.sh
+
+# Upstream's conformance suite (e2e.test v1.32.4, built from the Go module
+# proxy) against the cluster of `make up`; FOCUS=<regexp> runs a subset.
+# More than an hour on 2 cores: not part of `make test`. docs/conformance.md.
+conformance:
+	bash conformance/run.sh
 
 clean: down
 	rm -rf $(BIN)

@@ -31,7 +31,7 @@ func mainErr(args []string) error {
 	results := fs.String("results", "", "directory with the run's junit_*.xml files (and nodes.json, version.json)")
 	doc := fs.String("doc", "docs/conformance.md", "page to write the results into")
 	causes := fs.String("causes", "conformance/causes.json", "known causes of failures: [{\"match\": \"<part of a test name>\", \"cause\": \"...\"}]")
-	date := fs.String("date", "", "date of the run (RFC 3339); default: now")
+	date := fs.String("date", "", "date of the run (RFC 3339); default: the reports' start, else now")
 	fs.StringVar(&o.Focus, "focus", `\[Conformance\]`, "the FOCUS regexp of the run")
 	fs.IntVar(&o.Nodes, "nodes", 0, "ginkgo's parallel nodes in the parallel phase")
 	fs.IntVar(&o.Total, "total", 411, "[Conformance] tests of the release")
@@ -42,17 +42,21 @@ func mainErr(args []string) error {
 	if *results == "" {
 		return fmt.Errorf("-results is required")
 	}
+	r, err := readRun(*results)
+	if err != nil {
+		return err
+	}
 	o.Date = time.Now().UTC()
+	// ginkgo writes the start in the machine's local time, without a zone.
+	if d, err := time.ParseInLocation("2006-01-02T15:04:05", r.Started, time.Local); err == nil {
+		o.Date = d.UTC()
+	}
 	if *date != "" {
 		d, err := time.Parse(time.RFC3339, *date)
 		if err != nil {
 			return fmt.Errorf("-date: %w", err)
 		}
 		o.Date = d.UTC()
-	}
-	r, err := readRun(*results)
-	if err != nil {
-		return err
 	}
 	if o.Causes, err = readCauses(*causes); err != nil {
 		return err

@@ -92,7 +92,11 @@ func render(r *run, o options) string {
 			o.Focus, t.all.ran(), o.Total, o.KubeVersion)
 	}
 	p("- Date: %s\n", o.Date.Format("2006-01-02 15:04 MST"))
-	p("- Suite: upstream's `e2e.test` %s, focus `%s`", o.KubeVersion, o.Focus)
+	subset := o.Focus != DefaultFocus
+	p("- Suite: upstream's `e2e.test` %s", o.KubeVersion)
+	if !subset {
+		p(", focus `%s`", o.Focus)
+	}
 	if o.Nodes > 0 {
 		p(", the parallel tests on %d ginkgo nodes, then the `[Serial]` ones on one", o.Nodes)
 	}
@@ -150,6 +154,14 @@ func render(r *run, o options) string {
 			p("| %s | %s |\n", cell(s.Name), cell(s.Reason))
 		}
 	}
+	if subset && t.all.Passed > 0 {
+		p("\n### Passed\n\n")
+		for _, s := range t.conformance {
+			if s.Outcome == passed {
+				p("- %s\n", cell(s.Name))
+			}
+		}
+	}
 	if len(r.SuiteFailures) > 0 {
 		p("\n### Suite-level failures\n\n| node | first failure line |\n|---|---|\n")
 		for _, s := range r.SuiteFailures {
@@ -182,6 +194,8 @@ func shortLocation(loc string) string {
 func cell(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "<", "&lt;")
+	s = strings.ReplaceAll(s, ">", "&gt;")
 	if len(s) > 400 {
 		s = s[:400] + "…"
 	}
