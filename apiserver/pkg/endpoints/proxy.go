@@ -3,6 +3,7 @@ package endpoints
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -19,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	utilproxy "k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/registry"
@@ -100,11 +102,22 @@ func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		}
 	}
 	loc.RawQuery = r.URL.RawQuery
+	// As upstream's UpgradeAwareHandler wraps it: links in HTML answers and
+	// redirects to the backend itself are rewritten to go through this
+	// path (apimachinery's proxy.Transport), and the backend's CORS
+	// headers are dropped.
+	suffix := loc.Path
+	if strings.HasSuffix(r.URL.Path, "/") && !strings.HasSuffix(suffix, "/") {
+		suffix += "/"
+	}
+	rt = corsRemoving{&utilproxy.Transport{PathPrepend: strings.TrimSuffix(r.URL.Path, suffix), RoundTripper: rt}}
 	logger := klog.FromContext(r.Context())
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = loc
-			pr.Out.Host = loc.Host
+			// The Host header stays the client's, as upstream's handler
+			// leaves it (it does not use the location's host).
+			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
 			// The client's credentials are for the API server, which has
 			// used them (upstream drops them once authenticated).
@@ -119,10 +132,29 @@ func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, req *http.Request, err error) {
 			logger.V(2).Info("proxying failed", "resource", gr, "name", id, "namespace", ns, "err", err)
-			h.writeError(w, req, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach service: %v", err)), gr, id)
+			var status apierrors.APIStatus
+			if !errors.As(err, &status) {
+				err = apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach service: %v", err))
+			}
+			h.writeError(w, req, err, gr, id)
 		},
 	}
 	rp.ServeHTTP(w, r)
+}
+
+// corsRemoving drops the backend's CORS headers, as upstream's
+// corsRemovingTransport: the API server's own CORS policy applies.
+type corsRemoving struct{ http.RoundTripper }
+
+func (t corsRemoving) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.RoundTripper.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range []string{"Access-Control-Allow-Credentials", "Access-Control-Allow-Headers", "Access-Control-Allow-Methods", "Access-Control-Allow-Origin"} {
+		resp.Header.Del(h)
+	}
+	return resp, nil
 }
 
 func (h *Handler) proxyTransport() http.RoundTripper {

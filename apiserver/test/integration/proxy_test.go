@@ -79,11 +79,21 @@ func netnsEcho(t *testing.T) string {
 		t.Fatalf("listening in the namespace: %v", res.err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		switch r.URL.Path {
+		case "/page":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<html><body><a href="/docs/a">a</a><img src="http://%s:8080/img.png"><a href="https://example.com/x">x</a></body></html>`, nsIP)
+			return
+		case "/moved":
+			http.Redirect(w, r, "/new/place", http.StatusFound)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{
 			"method": r.Method, "path": r.URL.EscapedPath(), "query": r.URL.RawQuery, "body": string(body),
-			"authorization": r.Header.Get("Authorization"), "forwardedFor": r.Header.Get("X-Forwarded-For"),
+			"authorization": r.Header.Get("Authorization"), "forwardedFor": r.Header.Get("X-Forwarded-For"), "host": r.Host,
 		})
 	})}
 	go func() { _ = srv.Serve(res.l) }()
@@ -222,10 +232,23 @@ func TestProxySubresources(t *testing.T) {
 			if echo["method"] != tc.method || echo["path"] != tc.wantPath || echo["query"] != tc.wantQuery || echo["body"] != tc.body {
 				t.Errorf("backend saw %v, want %s %s?%s body %q", echo, tc.method, tc.wantPath, tc.wantQuery, tc.body)
 			}
-			if echo["authorization"] != "" || echo["forwardedFor"] == "" {
-				t.Errorf("backend headers: authorization %q, X-Forwarded-For %q", echo["authorization"], echo["forwardedFor"])
+			if echo["authorization"] != "" || echo["forwardedFor"] == "" || echo["host"] != strings.TrimPrefix(ts.URL, "https://") {
+				t.Errorf("backend headers: authorization %q, X-Forwarded-For %q, Host %q", echo["authorization"], echo["forwardedFor"], echo["host"])
 			}
 		})
+	}
+
+	// Links in HTML answers and redirects to the backend go through the
+	// proxy path; the backend's CORS headers do not reach the client.
+	const base = "/api/v1/namespaces/default/pods/web:8080/proxy"
+	code, header, _, page := rawWithToken(t, ts, "GET", base+"/page", "")
+	if code != 200 || !strings.Contains(page, `href="`+base+`/docs/a"`) || !strings.Contains(page, `src="`+base+`/img.png"`) ||
+		!strings.Contains(page, `href="https://example.com/x"`) || header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("html page: %d %v %s", code, header, page)
+	}
+	code, header, _, _ = rawWithToken(t, ts, "GET", base+"/moved", "")
+	if code != http.StatusFound || header.Get("Location") != base+"/new/place" {
+		t.Errorf("redirect: %d Location %q", code, header.Get("Location"))
 	}
 
 	// Discovery lists the subresources with upstream's kinds.
