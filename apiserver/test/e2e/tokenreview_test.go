@@ -36,3 +36,17 @@ regarding: {kind: Pod, name: web, namespace: default}
 		t.Errorf("events.k8s.io view: %q", got)
 	}
 }
+
+// kubectl auth whoami asks SelfSubjectReview; impersonating, it names the
+// impersonated user.
+func TestKubectlAuthWhoami(t *testing.T) {
+	k, _ := newKubectl(t)
+	out := k.run("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
+	if out != "kubernetes-admin" {
+		t.Errorf("whoami: %q", out)
+	}
+	out = k.run("auth", "whoami", "--as", "jane", "--as-group", "devs")
+	if !strings.Contains(out, "Username    jane") || !strings.Contains(out, "[devs system:authenticated]") {
+		t.Errorf("whoami as jane: %q", out)
+	}
+}
