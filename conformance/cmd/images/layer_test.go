@@ -130,13 +130,14 @@ func TestWriteLayout(t *testing.T) {
 	dir := t.TempDir()
 	l := newLayer().File("pause", []byte("binary"), 0o755)
 	cfg := runConfig{Entrypoint: []string{"/pause"}, User: "65535:65535"}
-	if err := writeLayout(dir, "3.10", []*layer{l}, cfg); err != nil {
+	digest, err := writeLayout(dir, "3.10", []*layer{l}, cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var idx index
 	readJSON(t, filepath.Join(dir, "index.json"), &idx)
-	if len(idx.Manifests) != 1 || idx.Manifests[0].Annotations[annotationRefName] != "3.10" {
-		t.Fatalf("index = %+v, want one manifest tagged 3.10", idx)
+	if len(idx.Manifests) != 1 || idx.Manifests[0].Annotations[annotationRefName] != "3.10" || idx.Manifests[0].Digest != digest {
+		t.Fatalf("index = %+v, want one manifest tagged 3.10 with digest %s", idx, digest)
 	}
 	var m manifest
 	readJSON(t, blobPath(dir, idx.Manifests[0].Digest), &m)

@@ -32,11 +32,12 @@ func run(args []string) error {
 	fs.StringVar(&src.Bin, "bin", "", "directory with agnhost, nnp and pause")
 	fs.StringVar(&src.KubeSrc, "kube-src", "", "k8s.io/kubernetes module directory (data files of the images)")
 	fs.StringVar(&src.Busybox, "busybox", "/bin/busybox", "static busybox (Debian busybox-static)")
+	fs.StringVar(&src.Shell, "shell", lookPath("bash"), "the images' /bin/sh (Debian's bash), copied with its libraries; empty: busybox's ash")
 	fs.StringVar(&src.Dig, "dig", lookPath("dig"), "dig (Debian bind9-dnsutils), copied with its libraries; empty: none")
 	fs.StringVar(&src.Curl, "curl", lookPath("curl"), "curl, copied with its libraries; empty: none")
 	out := fs.String("out", "", "directory for the OCI layouts")
 	registry := fs.String("registry", "", "host:port of the registry on loopback to push to")
-	force := fs.Bool("force", false, "push even the images the registry already has")
+	force := fs.Bool("force", false, "push even the images the registry already has with the same digest")
 	list := fs.Bool("list", false, "list the images and what they are built from, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -64,22 +65,26 @@ func run(args []string) error {
 		fmt.Fprintln(os.Stderr, "images: no dig on this machine (Debian bind9-dnsutils): the DNS tests' probes will fail")
 	}
 	for _, img := range imgs {
-		if !*force && hasManifest(*registry, img) {
-			fmt.Printf("images: %s/%s already in the registry\n", *registry, img.Ref())
-			continue
-		}
 		start := time.Now()
 		dir := filepath.Join(*out, strings.ReplaceAll(img.Repo, "/", "_")+"_"+img.Tag)
 		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
-		if err := writeLayout(dir, img.Tag, img.Layers, img.Config); err != nil {
+		digest, err := writeLayout(dir, img.Tag, img.Layers, img.Config)
+		if err != nil {
 			return fmt.Errorf("%s: %w", img.Ref(), err)
+		}
+		if !*force && registryDigest(*registry, img) == digest {
+			fmt.Printf("images: %s/%s already in the registry (%s)\n", *registry, img.Ref(), digest)
+			continue
 		}
 		dest := "docker://" + *registry + "/" + img.Ref()
 		cmd := exec.Command("skopeo", "copy", "--quiet", "--dest-tls-verify=false", "oci:"+dir+":"+img.Tag, dest)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("skopeo copy %s: %v: %s", dest, err, b)
+		}
+		if got := registryDigest(*registry, img); got != digest {
+			return fmt.Errorf("%s: the registry has %q after the push, not %s", img.Ref(), got, digest)
 		}
 		fmt.Printf("images: pushed %s/%s (%s) in %s\n", *registry, img.Ref(), img.From, time.Since(start).Round(time.Millisecond))
 	}
@@ -94,18 +99,22 @@ func lookPath(name string) string {
 	return p
 }
 
-// hasManifest asks the registry whether it has the image's tag.
-func hasManifest(registry string, img image) bool {
+// registryDigest is the digest of the image's manifest in the registry,
+// empty when the registry does not have it.
+func registryDigest(registry string, img image) string {
 	req, err := http.NewRequest(http.MethodHead, "http://"+registry+"/v2/"+img.Repo+"/manifests/"+img.Tag, nil)
 	if err != nil {
-		return false
+		return ""
 	}
-	req.Header.Set("Accept", mediaTypeManifest+", application/vnd.docker.distribution.manifest.v2+json")
+	req.Header.Set("Accept", mediaTypeManifest)
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {
-		return false
+		return ""
 	}
 	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	return resp.Header.Get("Docker-Content-Digest")
 }

@@ -62,11 +62,12 @@ type index struct {
 const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // writeLayout writes an OCI image layout in dir with one image, tagged tag,
-// made of layers (lowest first) and run as cfg.
-func writeLayout(dir, tag string, layers []*layer, cfg runConfig) error {
+// made of layers (lowest first) and run as cfg, and returns the digest of
+// its manifest.
+func writeLayout(dir, tag string, layers []*layer, cfg runConfig) (string, error) {
 	blobs := filepath.Join(dir, "blobs", "sha256")
 	if err := os.MkdirAll(blobs, 0o755); err != nil {
-		return err
+		return "", err
 	}
 	write := func(mediaType string, data []byte) (descriptor, error) {
 		d := sha256Digest(data)
@@ -79,40 +80,40 @@ func writeLayout(dir, tag string, layers []*layer, cfg runConfig) error {
 	for _, l := range layers {
 		gz, diffID, err := l.blob()
 		if err != nil {
-			return err
+			return "", err
 		}
 		d, err := write(mediaTypeLayerGz, gz)
 		if err != nil {
-			return err
+			return "", err
 		}
 		m.Layers = append(m.Layers, d)
 		ic.RootFS.DiffIDs = append(ic.RootFS.DiffIDs, diffID)
 	}
 	cfgJSON, err := json.Marshal(ic)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if m.Config, err = write(mediaTypeConfig, cfgJSON); err != nil {
-		return err
+		return "", err
 	}
 	mJSON, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return "", err
 	}
 	md, err := write(mediaTypeManifest, mJSON)
 	if err != nil {
-		return err
+		return "", err
 	}
 	md.Annotations = map[string]string{annotationRefName: tag}
 	idx, err := json.Marshal(index{SchemaVersion: 2, MediaType: mediaTypeIndex, Manifests: []descriptor{md}})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "index.json"), idx, 0o644); err != nil {
-		return err
+		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "oci-layout"), []byte(`{"imageLayoutVersion":"1.0.0"}`), 0o644); err != nil {
-		return fmt.Errorf("writing the layout: %w", err)
+		return "", fmt.Errorf("writing the layout: %w", err)
 	}
-	return nil
+	return md.Digest, nil
 }

@@ -30,7 +30,7 @@ func mainErr(args []string) error {
 	var o options
 	results := fs.String("results", "", "directory with the run's junit_*.xml files (and nodes.json, version.json)")
 	doc := fs.String("doc", "docs/conformance.md", "page to write the results into")
-	causes := fs.String("causes", "conformance/causes.json", "known causes of failures: [{\"match\": \"<part of a test name>\", \"cause\": \"...\"}]")
+	causes := fs.String("causes", "conformance/causes.json", "known causes of failures: [{\"match\": \"<part of a test name>\", \"failure\": \"<part of the first failure line>\", \"cause\": \"...\"}]")
 	date := fs.String("date", "", "date of the run (RFC 3339); default: the reports' start, else now")
 	fs.StringVar(&o.Focus, "focus", `\[Conformance\]`, "the FOCUS regexp of the run")
 	fs.IntVar(&o.Nodes, "nodes", 0, "ginkgo's parallel nodes in the parallel phase")
@@ -80,10 +80,12 @@ func mainErr(args []string) error {
 	return nil
 }
 
-// cause says why tests whose name contains Match fail on skiff.
+// cause says why tests fail on skiff: those whose name contains Match and
+// whose first failure line contains Failure (an empty one matches all).
 type cause struct {
-	Match string `json:"match"`
-	Cause string `json:"cause"`
+	Match   string `json:"match,omitempty"`
+	Failure string `json:"failure,omitempty"`
+	Cause   string `json:"cause"`
 }
 
 func readCauses(path string) ([]cause, error) {
@@ -101,8 +103,8 @@ func readCauses(path string) ([]cause, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for i, c := range cs {
-		if strings.TrimSpace(c.Match) == "" || strings.TrimSpace(c.Cause) == "" {
-			return nil, fmt.Errorf("%s: entry %d needs both match and cause", path, i)
+		if strings.TrimSpace(c.Match) == "" && strings.TrimSpace(c.Failure) == "" || strings.TrimSpace(c.Cause) == "" {
+			return nil, fmt.Errorf("%s: entry %d needs a cause and a match or a failure", path, i)
 		}
 	}
 	return cs, nil

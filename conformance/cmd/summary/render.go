@@ -139,7 +139,7 @@ func render(r *run, o options) string {
 			if s.Location != "" {
 				line += " (" + shortLocation(s.Location) + ")"
 			}
-			p("| %s | %s | %s |\n", cell(s.Name), cell(line), cell(causeOf(s.Name, o.Causes)))
+			p("| %s | %s | %s |\n", cell(s.Name), cell(line), cell(causeOf(s, o.Causes)))
 		}
 	}
 	var skips []spec
@@ -172,9 +172,10 @@ func render(r *run, o options) string {
 	return b.String()
 }
 
-func causeOf(name string, causes []cause) string {
+// causeOf is the first cause that matches the failed spec.
+func causeOf(s spec, causes []cause) string {
 	for _, c := range causes {
-		if strings.Contains(name, c.Match) {
+		if strings.Contains(s.Name, c.Match) && strings.Contains(s.Failure, c.Failure) {
 			return c.Cause
 		}
 	}

@@ -116,6 +116,29 @@ func TestSplice(t *testing.T) {
 	}
 }
 
+func TestCauseOf(t *testing.T) {
+	causes := []cause{
+		{Match: "[sig-network] DNS", Cause: "dns"},
+		{Failure: "SPDY is not served", Cause: "spdy"},
+		{Match: "Pods", Failure: "websocket", Cause: "logs"},
+	}
+	tests := []struct {
+		name, test, failure, want string
+	}{
+		{name: "by name", test: "[sig-network] DNS should work", failure: "timeout", want: "dns"},
+		{name: "by failure line", test: "[sig-storage] EmptyDir x", failure: "unable to upgrade connection: SPDY is not served", want: "spdy"},
+		{name: "name and failure line", test: "[sig-node] Pods logs", failure: "Failed to open websocket", want: "logs"},
+		{name: "name without its failure line", test: "[sig-node] Pods logs", failure: "other", want: "_not analysed yet_"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := causeOf(spec{Name: tt.test, Failure: tt.failure}, causes); got != tt.want {
+				t.Errorf("causeOf() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestReadCausesRejectsIncompleteEntries(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "causes.json")
 	if err := os.WriteFile(path, []byte(`[{"match": "x"}]`), 0o644); err != nil {
