@@ -96,7 +96,22 @@ done
 # The images.
 kube_src="$(cd /tmp && GOFLAGS= go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 ( cd "$ROOT/conformance" && go build -trimpath -o "$OUT/bin/pause" ./cmd/pause && go build -o "$OUT/bin/images" ./cmd/images )
-"$OUT/bin/images" -bin "$OUT/bin" -kube-src "$kube_src" -out "$OUT/images" -registry "$REGISTRY"
+"$OUT/bin/images" -bin "$OUT/bin" -kube-src "$kube_src" -out "$OUT/images" -registry "$REGISTRY" |
+	tee "$OUT/logs/images.log"
+
+# A tag pushed again (its content changed) is stale where the node already
+# has it: the kubelet pulls IfNotPresent. Those copies go from the node's
+# containerd (make up's socket), so the next pod pulls the new one.
+CTRD_SOCK="/run/skiff-containerd/containerd.sock"
+if [ -S "$CTRD_SOCK" ]; then
+	for ref in $(sed -n 's/^images: pushed \([^ ]*\) .*/\1/p' "$OUT/logs/images.log"); do
+		for ns in $(ctr --address "$CTRD_SOCK" namespaces list -q 2>/dev/null | grep '^skiff-'); do
+			if ctr --address "$CTRD_SOCK" -n "$ns" images rm "$ref" >/dev/null 2>&1; then
+				log "removed the node's stale copy of $ref (containerd namespace $ns)"
+			fi
+		done
+	done
+fi
 
 # KUBE_TEST_REPO_LIST: every registry of test/utils/image/manifest.go on the
 # loopback registry, under upstream's paths. The images nobody can build
