@@ -54,11 +54,16 @@ if [ ! -x /bin/busybox ]; then
 	echo "conformance images: needs /bin/busybox (Debian package busybox-static)" >&2
 	exit 1
 fi
-if ! command -v dig >/dev/null; then
-	log "installing bind9-dnsutils (dig, for the DNS tests' images)"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q bind9-dnsutils >/dev/null ||
-		log "could not install bind9-dnsutils: the images will have no dig and the DNS tests will fail"
-fi
+# need COMMAND PACKAGE WHY: install a Debian package the images copy from.
+need() {
+	if ! command -v "$1" >/dev/null; then
+		log "installing $2 ($1, $3)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null ||
+			log "could not install $2: the images will have no $1 ($3)"
+	fi
+}
+need dig bind9-dnsutils "for the DNS tests' probes"
+need nc.openbsd netcat-openbsd "the nc of upstream's agnhost image, for the Services tests"
 
 # The registry.
 mkdir -p "$OUT/run" "$OUT/registry" "$OUT/logs"

@@ -23,9 +23,11 @@ type sources struct {
 	// them) before running a command, where upstream's busybox 1.36 image
 	// passes them on; empty keeps busybox's ash as sh.
 	Shell string
-	// Dig and Curl are Debian's (bind9-dnsutils, curl), copied with their
-	// shared libraries; empty leaves them out.
-	Dig, Curl string
+	// Dig, Curl and Netcat are Debian's (bind9-dnsutils, curl,
+	// netcat-openbsd as upstream's agnhost image has it: the Services tests
+	// run "nc -v -t -w 2", which busybox's nc does not take), copied with
+	// their shared libraries; empty leaves them out.
+	Dig, Curl, Netcat string
 }
 
 // image is one image under upstream's path in the registry.
@@ -116,6 +118,9 @@ func catalog(src sources) ([]image, error) {
 	if src.Curl != "" {
 		agnhost.HostBinary("usr/bin/curl", src.Curl)
 	}
+	if src.Netcat != "" {
+		agnhost.HostBinary("usr/bin/nc", src.Netcat)
+	}
 	agnhostConfig := runConfig{
 		Env:          []string{defaultPath},
 		Entrypoint:   []string{"/agnhost"},
@@ -154,7 +159,7 @@ func catalog(src sources) ([]image, error) {
 
 	imgs := []image{
 		{Repo: "e2e-test-images/busybox", Tag: "1.36.1-1", From: "Debian busybox-static (sh: Debian's bash)", Layers: []*layer{base}, Config: shell},
-		{Repo: "e2e-test-images/agnhost", Tag: "2.53", From: "k8s.io/kubernetes/test/images/agnhost on busybox, dig and curl from Debian", Layers: []*layer{base, agnhost}, Config: agnhostConfig},
+		{Repo: "e2e-test-images/agnhost", Tag: "2.53", From: "k8s.io/kubernetes/test/images/agnhost on busybox, dig, curl and netcat-openbsd from Debian", Layers: []*layer{base, agnhost}, Config: agnhostConfig},
 		{Repo: "e2e-test-images/kitten", Tag: "1.7", From: "agnhost test-webserver with upstream's kitten page", Layers: []*layer{base, agnhost, webPage("kitten")}, Config: withCmd(agnhostConfig, "test-webserver")},
 		{Repo: "e2e-test-images/nautilus", Tag: "1.7", From: "agnhost test-webserver with upstream's nautilus page", Layers: []*layer{base, agnhost, webPage("nautilus")}, Config: withCmd(agnhostConfig, "test-webserver")},
 		{Repo: "pause", Tag: "3.10", From: "conformance/cmd/pause", Layers: []*layer{pause}, Config: runConfig{Env: []string{defaultPath}, Entrypoint: []string{"/pause"}, User: "65535:65535"}},

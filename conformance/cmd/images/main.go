@@ -35,6 +35,7 @@ func run(args []string) error {
 	fs.StringVar(&src.Shell, "shell", lookPath("bash"), "the images' /bin/sh (Debian's bash), copied with its libraries; empty: busybox's ash")
 	fs.StringVar(&src.Dig, "dig", lookPath("dig"), "dig (Debian bind9-dnsutils), copied with its libraries; empty: none")
 	fs.StringVar(&src.Curl, "curl", lookPath("curl"), "curl, copied with its libraries; empty: none")
+	fs.StringVar(&src.Netcat, "netcat", lookPath("nc.openbsd"), "OpenBSD's nc (Debian netcat-openbsd), copied with its libraries as /usr/bin/nc; empty: busybox's nc")
 	out := fs.String("out", "", "directory for the OCI layouts")
 	registry := fs.String("registry", "", "host:port of the registry on loopback to push to")
 	force := fs.Bool("force", false, "push even the images the registry already has with the same digest")
@@ -63,6 +64,9 @@ func run(args []string) error {
 	}
 	if src.Dig == "" {
 		fmt.Fprintln(os.Stderr, "images: no dig on this machine (Debian bind9-dnsutils): the DNS tests' probes will fail")
+	}
+	if src.Netcat == "" {
+		fmt.Fprintln(os.Stderr, "images: no nc.openbsd on this machine (Debian netcat-openbsd): the Services tests' nc -v -t will fail")
 	}
 	for _, img := range imgs {
 		start := time.Now()
