@@ -118,7 +118,10 @@ func (c *Controller) Sync(nodes []*corev1.Node) error {
 	}
 	for i := range have {
 		r := &have[i]
-		if r.Dst == nil || wanted[r.Dst.String()] || r.Type == unix.RTN_BLACKHOLE {
+		// Only routes via another node are this package's to remove: the
+		// blackhole is kept, and skiff-proxy's device route for the
+		// service range shares the protocol number but has no gateway.
+		if r.Dst == nil || wanted[r.Dst.String()] || r.Type == unix.RTN_BLACKHOLE || r.Gw == nil {
 			continue
 		}
 		if err := c.h.RouteDel(r); err != nil && !errors.Is(err, unix.ESRCH) {

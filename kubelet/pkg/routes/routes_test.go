@@ -91,8 +91,8 @@ func testNetns(t *testing.T) *netlink.Handle {
 	return h
 }
 
-// routeTable is the namespace's main IPv4 table as "dst via gw proto N"
-// or "blackhole dst proto N" lines.
+// routeTable is the namespace's main IPv4 table as "dst via gw proto N",
+// "dst dev proto N" or "blackhole dst proto N" lines.
 func routeTable(t *testing.T, h *netlink.Handle) string {
 	t.Helper()
 	rs, err := h.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: unix.RT_TABLE_MAIN}, netlink.RT_FILTER_TABLE)
@@ -107,6 +107,8 @@ func routeTable(t *testing.T, h *netlink.Handle) string {
 		switch {
 		case r.Type == unix.RTN_BLACKHOLE:
 			lines = append(lines, fmt.Sprintf("blackhole %s proto %d", r.Dst, r.Protocol))
+		case r.Gw == nil:
+			lines = append(lines, fmt.Sprintf("%s dev proto %d", r.Dst, r.Protocol))
 		default:
 			lines = append(lines, fmt.Sprintf("%s via %s proto %d", r.Dst, r.Gw, r.Protocol))
 		}
@@ -126,11 +128,21 @@ func TestSyncInANetworkNamespace(t *testing.T) {
 	if err := h.RouteAdd(&netlink.Route{Dst: other, Gw: net.ParseIP("192.0.2.9"), Table: unix.RT_TABLE_MAIN}); err != nil {
 		t.Fatal(err)
 	}
+	// Nor is skiff-proxy's device route for the service range, though it
+	// carries the same protocol number.
+	_, svc, _ := net.ParseCIDR("10.96.0.0/16")
+	node0, err := h.LinkByName("node0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.RouteAdd(&netlink.Route{LinkIndex: node0.Attrs().Index, Dst: svc, Protocol: Protocol, Table: unix.RT_TABLE_MAIN}); err != nil {
+		t.Fatal(err)
+	}
 	nodes := []*corev1.Node{node("a", "192.0.2.1", "10.244.1.0/24"), node("b", "192.0.2.2", "10.244.2.0/24"), node("c", "192.0.2.3")}
 	if err := c.Sync(nodes); err != nil {
 		t.Fatal(err)
 	}
-	want := "10.244.2.0/24 via 192.0.2.2 proto 115\n10.244.9.0/24 via 192.0.2.9 proto 3\nblackhole 10.244.0.0/16 proto 115"
+	want := "10.244.2.0/24 via 192.0.2.2 proto 115\n10.244.9.0/24 via 192.0.2.9 proto 3\nblackhole 10.244.0.0/16 proto 115\n10.96.0.0/16 dev proto 115"
 	if got := routeTable(t, h); !sameLines(got, want) {
 		t.Fatalf("routes after the first sync:\n%s\nwant:\n%s", got, want)
 	}
@@ -139,7 +151,7 @@ func TestSyncInANetworkNamespace(t *testing.T) {
 	if err := c.Sync(nodes); err != nil {
 		t.Fatal(err)
 	}
-	want = "10.244.2.0/24 via 192.0.2.4 proto 115\n10.244.3.0/24 via 192.0.2.3 proto 115\n10.244.9.0/24 via 192.0.2.9 proto 3\nblackhole 10.244.0.0/16 proto 115"
+	want = "10.244.2.0/24 via 192.0.2.4 proto 115\n10.244.3.0/24 via 192.0.2.3 proto 115\n10.244.9.0/24 via 192.0.2.9 proto 3\nblackhole 10.244.0.0/16 proto 115\n10.96.0.0/16 dev proto 115"
 	if got := routeTable(t, h); !sameLines(got, want) {
 		t.Fatalf("routes after the nodes changed:\n%s\nwant:\n%s", got, want)
 	}
@@ -157,7 +169,7 @@ func TestSyncInANetworkNamespace(t *testing.T) {
 	if err := c.Sync([]*corev1.Node{node("a", "192.0.2.1", "10.244.1.0/24")}); err != nil {
 		t.Fatal(err)
 	}
-	want = "10.244.9.0/24 via 192.0.2.9 proto 3\nblackhole 10.244.0.0/16 proto 115"
+	want = "10.244.9.0/24 via 192.0.2.9 proto 3\nblackhole 10.244.0.0/16 proto 115\n10.96.0.0/16 dev proto 115"
 	if got := routeTable(t, h); !sameLines(got, want) {
 		t.Errorf("routes with no other node:\n%s\nwant:\n%s", got, want)
 	}
