@@ -194,7 +194,9 @@ func (d *Discovery) Install(r *mux.Router) {
 		w.Header().Set("Vary", "Accept")
 		d.h.writeObject(w, req, http.StatusOK, &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: d.groups()})
 	}).Methods(http.MethodGet)
-	r.HandleFunc("/apis/{group}", func(w http.ResponseWriter, req *http.Request) {
+	// /apis/<group>/ answers as /apis/<group>, as upstream's (the
+	// conformance test of preferred versions asks with the slash).
+	r.HandleFunc("/apis/{group}{slash:/?}", func(w http.ResponseWriter, req *http.Request) {
 		group := mux.Vars(req)["group"]
 		for _, g := range d.groups() {
 			if g.Name == group {

@@ -8,8 +8,9 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// /api/ and /apis/ answer as /api and /apis, as upstream's, for any
-// authenticated user (system:discovery), in either discovery format.
+// /api/, /apis/ and /apis/<group>/ answer as /api, /apis and
+// /apis/<group>, as upstream's, for any authenticated user
+// (system:discovery), in either discovery format.
 func TestDiscoveryRootsWithTrailingSlash(t *testing.T) {
 	ts := start(t, nil)
 	cfg := rest.AnonymousClientConfig(ts.AdminConfig)
@@ -46,6 +47,8 @@ func TestDiscoveryRootsWithTrailingSlash(t *testing.T) {
 		{name: "apis", path: "/apis/", want: "/apis"},
 		{name: "aggregated api", path: "/api/", want: "/api", accept: aggregated},
 		{name: "aggregated apis", path: "/apis/", want: "/apis", accept: aggregated},
+		{name: "group", path: "/apis/apps/", want: "/apis/apps"},
+		{name: "another group", path: "/apis/batch/", want: "/apis/batch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
