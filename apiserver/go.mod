@@ -117,4 +117,6 @@ require (
 	skiff.dev/ctl v0.0.0
 )
 
+require github.com/robfig/cron/v3 v3.0.1
+
 replace skiff.dev/ctl => ../ctl

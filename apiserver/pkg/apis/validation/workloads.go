@@ -14,7 +14,6 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -261,12 +260,13 @@ func validateCronJobSpec(spec, old *batchv1.CronJobSpec, p *field.Path) field.Er
 	var allErrs field.ErrorList
 	if spec.Schedule == "" {
 		allErrs = append(allErrs, field.Required(p.Child("schedule"), ""))
-	} else if err := checkCronSchedule(spec.Schedule); err != nil {
-		allErrs = append(allErrs, field.Invalid(p.Child("schedule"), spec.Schedule, err.Error()))
+	} else {
+		// An object stored with a TZ= schedule before that was refused may
+		// keep it.
+		allowTZ := old != nil && strings.Contains(old.Schedule, "TZ")
+		allErrs = append(allErrs, validateCronSchedule(spec.Schedule, allowTZ, spec.TimeZone, p.Child("schedule"))...)
 	}
-	if strings.Contains(spec.Schedule, "TZ") {
-		allErrs = append(allErrs, field.Invalid(p.Child("schedule"), spec.Schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
-	}
+	allErrs = append(allErrs, validateTimeZone(spec.TimeZone, p.Child("timeZone"))...)
 	switch spec.ConcurrencyPolicy {
 	case batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent:
 	case "":
@@ -302,91 +302,6 @@ func validateCronJobSpec(spec, old *batchv1.CronJobSpec, p *field.Path) field.Er
 func ValidateCronJobUpdate(c, old *batchv1.CronJob) field.ErrorList {
 	allErrs := validateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta, metadataPath)
 	return append(allErrs, validateCronJobSpec(&c.Spec, &old.Spec, field.NewPath("spec"))...)
-}
-
-// cronMacros are the predefined schedules robfig/cron accepts.
-var cronMacros = sets.New("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
-
-// cronFieldBounds are minute, hour, day of month, month and day of week.
-var cronFieldBounds = [5][2]int{{0, 59}, {0, 23}, {1, 31}, {1, 12}, {0, 7}}
-
-var cronNames = []map[string]int{nil, nil, nil,
-	{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12},
-	{"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}}
-
-// checkCronSchedule parses a standard five-field cron schedule (or a macro,
-// or @every <duration>) as robfig/cron's standard parser does.
-func checkCronSchedule(s string) error {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "@") {
-		if cronMacros.Has(s) || strings.HasPrefix(s, "@every ") {
-			return nil
-		}
-		return fmt.Errorf("unrecognized descriptor: %s", s)
-	}
-	fields := strings.Fields(s)
-	if len(fields) != 5 {
-		return fmt.Errorf("expected exactly 5 fields, found %d: %s", len(fields), s)
-	}
-	for i, f := range fields {
-		for _, part := range strings.Split(f, ",") {
-			if err := checkCronRange(part, i); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func checkCronRange(part string, idx int) error {
-	lo, hi := cronFieldBounds[idx][0], cronFieldBounds[idx][1]
-	rng, step, hasStep := strings.Cut(part, "/")
-	if hasStep {
-		if n, err := parseCronNumber(step, nil); err != nil || n <= 0 {
-			return fmt.Errorf("failed to parse int from %s", step)
-		}
-	}
-	if rng == "*" || rng == "?" {
-		return nil
-	}
-	from, to, isRange := strings.Cut(rng, "-")
-	a, err := parseCronNumber(from, cronNames[idx])
-	if err != nil {
-		return err
-	}
-	b := a
-	if isRange {
-		if b, err = parseCronNumber(to, cronNames[idx]); err != nil {
-			return err
-		}
-	}
-	if a < lo {
-		return fmt.Errorf("beginning of range (%d) below minimum (%d): %s", a, lo, part)
-	}
-	if b > hi {
-		return fmt.Errorf("end of range (%d) above maximum (%d): %s", b, hi, part)
-	}
-	if a > b {
-		return fmt.Errorf("beginning of range (%d) beyond end of range (%d): %s", a, b, part)
-	}
-	return nil
-}
-
-func parseCronNumber(s string, names map[string]int) (int, error) {
-	if v, ok := names[strings.ToLower(s)]; ok {
-		return v, nil
-	}
-	n := 0
-	if s == "" {
-		return 0, fmt.Errorf("failed to parse int from %s", s)
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return 0, fmt.Errorf("failed to parse int from %s", s)
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n, nil
 }
 
 // PodDisruptionBudget.
