@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/server"
@@ -386,4 +387,46 @@ func TestResourceQuotaComputeResources(t *testing.T) {
 	if _, err := pods.Create(ctx(t), p2, metav1.CreateOptions{}); err != nil {
 		t.Errorf("create after release: %v", err)
 	}
+}
+
+// A status update or patch of a quota stores status as written (the
+// conformance test patches status.hard); a change of spec.hard carries
+// into status.hard.
+func TestResourceQuotaStatusWrites(t *testing.T) {
+	ts := start(t, nil)
+	quotas := ts.Client.CoreV1().ResourceQuotas("default")
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "rq"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("500Mi"),
+	}}}
+	if _, err := quotas.Create(ctx(t), q, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hard := func(what string, q *corev1.ResourceQuota, want string) {
+		t.Helper()
+		if v := q.Status.Hard[corev1.ResourceCPU]; v.String() != want {
+			t.Errorf("%s: status.hard cpu = %s, want %s", what, v.String(), want)
+		}
+	}
+	patched, err := quotas.Patch(ctx(t), "rq", types.MergePatchType, []byte(`{"status":{"hard":{"cpu":"2","memory":"1Gi"}}}`), metav1.PatchOptions{}, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard("the patch's answer", patched, "2")
+	got, err := quotas.Get(ctx(t), "rq", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard("read back", got, "2")
+	got.Status.Hard[corev1.ResourceCPU] = resource.MustParse("3")
+	updated, err := quotas.UpdateStatus(ctx(t), got, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard("UpdateStatus's answer", updated, "3")
+	updated.Spec.Hard[corev1.ResourceCPU] = resource.MustParse("4")
+	updated, err = quotas.Update(ctx(t), updated, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard("after spec.hard changed", updated, "4")
 }
