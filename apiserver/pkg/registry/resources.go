@@ -234,7 +234,10 @@ func whole(opts ...func(*genericStrategy)) genericStrategy {
 	return s
 }
 
-func withGeneration(s *genericStrategy)     { s.trackGeneration = true }
+func withGeneration(s *genericStrategy) { s.trackGeneration = true }
+func withLabelsInGeneration(s *genericStrategy) {
+	s.trackGeneration, s.labelsInGeneration = true, true
+}
 func withCreateOnUpdate(s *genericStrategy) { s.createOnUpdate = true }
 
 // conditionalUpdate: an update must name the resourceVersion it read, as
@@ -330,7 +333,7 @@ func baseResources() []*Resource {
 			Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice", Resource: "endpointslices", SingularName: "endpointslice", Namespaced: true,
 			EtcdPrefix: "endpointslices",
 			New:        func() runtime.Object { return &discoveryv1.EndpointSlice{} }, NewList: func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
-			Strategy: whole(withGeneration),
+			Strategy: whole(withLabelsInGeneration),
 		},
 		{
 			Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration", Resource: "mutatingwebhookconfigurations",

@@ -47,6 +47,9 @@ const (
 type genericStrategy struct {
 	split           specStatus
 	trackGeneration bool
+	// labelsInGeneration: a change of labels bumps the generation too
+	// (upstream's EndpointSlice strategy).
+	labelsInGeneration bool
 	// statusOnCreate keeps the status a client creates the object with
 	// (upstream lets a kubelet register its Node with its status).
 	statusOnCreate   bool
@@ -73,6 +76,22 @@ func (s genericStrategy) PrepareForCreate(_ context.Context, obj runtime.Object)
 
 func (s genericStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	switch s.split {
+	case noStatus:
+		// A kind without status bumps its generation when anything but
+		// its metadata changed, as upstream's strategies of these kinds
+		// (their spec, a webhook configuration's webhooks, a slice's
+		// endpoints and ports).
+		if !s.trackGeneration {
+			return
+		}
+		m, err1 := meta.Accessor(obj)
+		om, err2 := meta.Accessor(old)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		if !nonMetaEqual(obj, old) || (s.labelsInGeneration && !equality.Semantic.DeepEqual(m.GetLabels(), om.GetLabels())) {
+			m.SetGeneration(om.GetGeneration() + 1)
+		}
 	case mainEndpoint:
 		copyField(obj, old, "Status")
 		if s.trackGeneration && !equality.Semantic.DeepEqual(field0(obj, "Spec"), field0(old, "Spec")) {
@@ -149,6 +168,25 @@ func field0(obj runtime.Object, name string) any {
 		return nil
 	}
 	return f.Interface()
+}
+
+// nonMetaEqual reports whether obj and old agree in every field but their
+// TypeMeta and ObjectMeta.
+func nonMetaEqual(obj, old runtime.Object) bool {
+	v, ok1 := structValue(obj)
+	ov, ok2 := structValue(old)
+	if !ok1 || !ok2 || v.Type() != ov.Type() {
+		return false
+	}
+	for i := 0; i < v.NumField(); i++ {
+		if n := v.Type().Field(i).Name; n == "TypeMeta" || n == "ObjectMeta" {
+			continue
+		}
+		if !equality.Semantic.DeepEqual(v.Field(i).Interface(), ov.Field(i).Interface()) {
+			return false
+		}
+	}
+	return true
 }
 
 func resetField(obj runtime.Object, name string) {
