@@ -83,7 +83,7 @@ func workloadsMore() []*Resource {
 			Group: "apps", Version: "v1", Kind: "DaemonSet", Resource: "daemonsets", SingularName: "daemonset", Namespaced: true,
 			ShortNames: []string{"ds"}, Categories: []string{"all"}, EtcdPrefix: "daemonsets",
 			New: func() runtime.Object { return &appsv1.DaemonSet{} }, NewList: func() runtime.Object { return &appsv1.DaemonSetList{} },
-			Strategy: main(withGeneration), StatusStrategy: status(),
+			Strategy: daemonSetStrategy{main(withGeneration)}, StatusStrategy: daemonSetStrategy{status()},
 		},
 		{
 			Group: "apps", Version: "v1", Kind: "ControllerRevision", Resource: "controllerrevisions", SingularName: "controllerrevision", Namespaced: true,
