@@ -77,6 +77,19 @@ func (e *Expectations) ExpectDeletions(key string, podKeys []string) {
 	e.records[key] = r
 }
 
+// SetExpectations replaces key's expectations with n creations and the
+// deletion of the pods whose keys are podKeys, for controllers that create
+// and delete in the same sync (upstream's SetExpectations).
+func (e *Expectations) SetExpectations(key string, n int, podKeys []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := &expectation{adds: n, deletes: make(map[string]struct{}, len(podKeys)), timestamp: e.clock.Now()}
+	for _, k := range podKeys {
+		r.deletes[k] = struct{}{}
+	}
+	e.records[key] = r
+}
+
 // CreationObserved records that one expected creation was seen, or, after
 // a failed create, that it will never be.
 func (e *Expectations) CreationObserved(key string) {
