@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
 
+	"skiff.dev/controller-manager/pkg/controller/daemonset"
 	"skiff.dev/controller-manager/pkg/controller/deployment"
 	"skiff.dev/controller-manager/pkg/controller/disruption"
 	"skiff.dev/controller-manager/pkg/controller/endpoints"
@@ -49,6 +50,7 @@ func Controllers() []Controller {
 		{Name: "garbage-collector", Init: startGarbageCollector},
 		{Name: "replicaset", Init: startReplicaSet},
 		{Name: "deployment", Init: startDeployment},
+		{Name: "daemonset", Init: startDaemonSet},
 		{Name: "node-ipam", Init: startNodeIPAM},
 		{Name: "node-lifecycle", Init: startNodeLifecycle},
 		{Name: "pod-garbage-collector", Init: startPodGC},
@@ -73,6 +75,7 @@ func controllerNames() []string {
 type ControllerOptions struct {
 	ConcurrentReplicaSetSyncs int
 	ConcurrentDeploymentSyncs int
+	ConcurrentDaemonSetSyncs  int
 	ConcurrentGCSyncs         int
 	ConcurrentNamespaceSyncs  int
 
@@ -109,6 +112,7 @@ func defaultControllerOptions() ControllerOptions {
 	return ControllerOptions{
 		ConcurrentReplicaSetSyncs: 5,
 		ConcurrentDeploymentSyncs: 5,
+		ConcurrentDaemonSetSyncs:  2,
 		ConcurrentGCSyncs:         20,
 		ConcurrentNamespaceSyncs:  10,
 		NamespaceSyncPeriod:       5 * time.Minute,
@@ -137,6 +141,7 @@ func defaultControllerOptions() ControllerOptions {
 func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentReplicaSetSyncs, "concurrent-replicaset-syncs", o.ConcurrentReplicaSetSyncs, "ReplicaSets synced at once.")
 	fs.IntVar(&o.ConcurrentDeploymentSyncs, "concurrent-deployment-syncs", o.ConcurrentDeploymentSyncs, "Deployments synced at once.")
+	fs.IntVar(&o.ConcurrentDaemonSetSyncs, "concurrent-daemonset-syncs", o.ConcurrentDaemonSetSyncs, "DaemonSets synced at once.")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "Garbage collector workers.")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "Namespaces deleted at once.")
 	fs.DurationVar(&o.NamespaceSyncPeriod, "namespace-sync-period", o.NamespaceSyncPeriod, "How often terminating namespaces are looked at again.")
@@ -167,6 +172,7 @@ func (o *ControllerOptions) validate() []error {
 	for flag, n := range map[string]int{
 		"--concurrent-replicaset-syncs": o.ConcurrentReplicaSetSyncs,
 		"--concurrent-deployment-syncs": o.ConcurrentDeploymentSyncs,
+		"--concurrent-daemonset-syncs":  o.ConcurrentDaemonSetSyncs,
 		"--concurrent-gc-syncs":         o.ConcurrentGCSyncs,
 		"--concurrent-namespace-syncs":  o.ConcurrentNamespaceSyncs,
 
@@ -268,6 +274,13 @@ func startDeployment(ctx context.Context, cc *ControllerContext) (RunFunc, error
 	c := deployment.NewController(cc.Client, cc.Informers.Apps().V1().Deployments(), cc.Informers.Apps().V1().ReplicaSets(),
 		cc.Informers.Core().V1().Pods(), cc.Recorder(deployment.ControllerName), cc.Metrics, deployment.Options{})
 	return workers(c.Run, cc.Options.Controller.ConcurrentDeploymentSyncs), nil
+}
+
+func startDaemonSet(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers
+	c := daemonset.NewController(cc.Client, f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),
+		f.Core().V1().Pods(), f.Core().V1().Nodes(), cc.Recorder(daemonset.ControllerName), cc.Metrics, daemonset.Options{})
+	return workers(c.Run, cc.Options.Controller.ConcurrentDaemonSetSyncs), nil
 }
 
 func startNodeIPAM(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
