@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 )
 
 // DriverArg is the first argument with which containerd's shim starts the
@@ -19,7 +21,15 @@ func IsDriver(args []string) bool { return len(args) == 3 && args[1] == DriverAr
 // container's stdout (fd 3) and stderr (fd 4) to path until both close,
 // after telling the shim it is ready by closing fd 5. It returns the
 // process exit code.
+//
+// SIGTERM is ignored: when the task is deleted, containerd's shim closes
+// the pipes and sends SIGTERM at once (binaryIO.cancel), then waits up to
+// 12 s before SIGKILL. Dying on the SIGTERM would lose what is still in
+// the pipes and a last line with no newline ("printf 'last words'; exit
+// 2"), which the kubelet reads after the delete for a termination message
+// under FallbackToLogsOnError. The pipes are closed, so the copy ends.
 func DriverMain(path string) int {
+	signal.Ignore(syscall.SIGTERM)
 	if err := runDriver(path); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", DriverArg, err)
 		return 1
