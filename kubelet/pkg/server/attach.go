@@ -15,7 +15,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/kubelet/pkg/logs"
@@ -55,23 +54,24 @@ func specContainer(p *corev1.Pod, name string) *corev1.Container {
 }
 
 // attach streams what a running container writes to its stdout and
-// stderr from now on, over a WebSocket with exec's channels, until the
-// container stops or the client goes away.
+// stderr from now on, over a WebSocket with exec's channels or over SPDY
+// with exec's streams, until the container stops or the client goes
+// away.
 //
 // The output comes from the container's log file, which the logging
 // driver writes line by line: a line reaches the client once it is
 // complete (or 16 KiB long). The container's stdin is not reachable (the
 // runtime starts containers without one), so stdin is ignored, as
 // upstream does, for a container without stdin: true and refused for one
-// with it.
+// with it. Terminal sizes are read and ignored.
 func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	aq, err := parseAttachQuery(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if !wsstream.IsWebSocketRequest(r) {
-		http.Error(w, "attach needs a WebSocket upgrade (v5.channel.k8s.io or v4.channel.k8s.io); SPDY is not served", http.StatusBadRequest)
+	if !isStreamUpgrade(r) {
+		http.Error(w, "attach needs an upgrade: "+upgradeHelp, http.StatusBadRequest)
 		return
 	}
 	p, c, err := s.runningContainer(r)
@@ -84,7 +84,6 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("attaching to the stdin of container %s is not supported by this kubelet: containers run without an open stdin; attach without -i to see their output", c.Name()), http.StatusBadRequest)
 			return
 		}
-		aq.stdin = false
 		if !aq.stdout && !aq.stderr {
 			http.Error(w, fmt.Sprintf("container %s was not created with stdin: true, and no output was asked for", c.Name()), http.StatusBadRequest)
 			return
@@ -102,37 +101,36 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	conn := wsstream.NewConn(execProtocols(aq))
-	conn.SetIdleTimeout(s.o.StreamIdleTimeout)
-	protocol, streams, err := conn.Open(w, r)
+	logger := klog.FromContext(r.Context()).WithValues("pod", klog.KObj(p), "container", c.Name())
+	// The streams are those the client asked for, stdin included (an
+	// SPDY client creates it), which is read and dropped.
+	cs, err := s.openStreams(w, r, aq)
 	if err != nil {
-		klog.FromContext(r.Context()).Error(err, "Upgrading an attach request", "pod", klog.KObj(p))
+		logger.V(2).Info("Opening the streams of an attach failed", "err", err)
 		return
 	}
-	defer conn.Close()
-	ctx, cancel := context.WithCancel(r.Context())
+	defer cs.close()
+	if cs.stdin != nil {
+		go func() { _, _ = io.Copy(io.Discard, cs.stdin) }()
+	}
+	if cs.resize != nil {
+		go func() {
+			for range cs.resize {
+			}
+		}()
+	}
+	ctx, cancel := cs.untilGone(r.Context())
 	defer cancel()
-	// The resize channel ends when the WebSocket does: the client left.
-	go func() {
-		_, _ = io.Copy(io.Discard, streams[resizeChannel])
-		cancel()
-	}()
-	out := attachOutput{tty: aq.tty}
-	if aq.stdout {
-		out.stdout = streams[stdoutChannel]
-	}
-	if aq.stderr {
-		out.stderr = streams[stderrChannel]
-	}
+	out := attachOutput{tty: aq.tty, stdout: cs.stdout, stderr: cs.stderr}
 	alive := s.aliveCheck(ctx, p.UID, c.ID)
 	err = followOutput(ctx, bufio.NewReader(f), out, alive, attachPollInterval)
-	klog.FromContext(ctx).V(2).Info("Attach finished", "pod", klog.KObj(p), "container", c.Name(), "err", err)
+	logger.V(2).Info("Attach finished", "err", err)
 	st := metav1.Status{Status: metav1.StatusSuccess}
 	if err != nil && ctx.Err() == nil {
 		st = metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
 			Reason: metav1.StatusReasonInternalError, Message: fmt.Sprintf("Internal error occurred: error attaching to container: %v", err)}
 	}
-	writeStatus(streams[errorChannel], statusProtocols[protocol], st)
+	cs.writeStatus(st)
 }
 
 // attachOutput routes log records to the client's streams; nil streams

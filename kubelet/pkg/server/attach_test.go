@@ -95,10 +95,12 @@ func TestFollowOutput(t *testing.T) {
 	}
 }
 
-// fakeRuntime lists one container whose state the test sets.
+// fakeRuntime lists one container whose state the test sets; exec, when
+// set, runs its execs.
 type fakeRuntime struct {
-	mu sync.Mutex
-	c  pod.Container
+	mu   sync.Mutex
+	c    pod.Container
+	exec func(context.Context, pod.ExecOptions) (int32, error)
 }
 
 func (f *fakeRuntime) ListContainers(context.Context, types.UID) ([]pod.Container, error) {
@@ -107,8 +109,11 @@ func (f *fakeRuntime) ListContainers(context.Context, types.UID) ([]pod.Containe
 	return []pod.Container{f.c}, nil
 }
 
-func (f *fakeRuntime) ExecStream(context.Context, string, pod.ExecOptions) (int32, error) {
-	return 0, errors.New("not used by these tests")
+func (f *fakeRuntime) ExecStream(ctx context.Context, _ string, o pod.ExecOptions) (int32, error) {
+	if f.exec == nil {
+		return 0, errors.New("this test runs no exec")
+	}
+	return f.exec(ctx, o)
 }
 
 func (f *fakeRuntime) setState(s pod.ContainerState) {
@@ -148,6 +153,7 @@ func startAttachServer(t *testing.T, spec corev1.Container) *attachFixture {
 	s := New(Options{Pods: fakePods{"default/app": p}, Runtime: rt, LogDir: dir})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/attach/{namespace}/{pod}/{container}", s.attach)
+	mux.HandleFunc("/exec/{namespace}/{pod}/{container}", s.exec)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &attachFixture{url: srv.URL, runtime: rt, log: log}

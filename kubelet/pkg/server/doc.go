@@ -3,8 +3,8 @@
 // to, with upstream's paths:
 //
 //	GET /containerLogs/{namespace}/{pod}/{container}   (follow, tailLines, previous, timestamps, sinceSeconds, sinceTime, limitBytes)
-//	GET /exec/{namespace}/{pod}/{container}?command=...&stdin=&stdout=&stderr=&tty=   (WebSocket)
-//	GET /attach/{namespace}/{pod}/{container}?stdin=&stdout=&stderr=&tty=   (WebSocket)
+//	GET /exec/{namespace}/{pod}/{container}?command=...&stdin=&stdout=&stderr=&tty=   (WebSocket or SPDY)
+//	GET /attach/{namespace}/{pod}/{container}?stdin=&stdout=&stderr=&tty=   (WebSocket or SPDY)
 //	GET /portForward/{namespace}/{pod}[?port=...]      (SPDY, SPDY in a WebSocket, or WebSocket)
 //
 // Every request must carry a client certificate that the cluster CA
@@ -17,9 +17,16 @@
 // close signal, and v4.channel.k8s.io and older): channel 0 stdin, 1 stdout,
 // 2 stderr, 3 the error channel that ends with a metav1.Status (reason
 // NonZeroExitCode and an ExitCode cause for a non-zero exit), 4 terminal
-// resize. attach speaks the same protocols; it streams the container's
-// output as its log file receives it, from the attach on, and cannot reach
-// the container's stdin (see attach).
+// resize. After an "Upgrade: SPDY/3.1" it speaks upstream's SPDY
+// remotecommand protocols instead (v4.channel.k8s.io, v3, v2 and
+// channel.k8s.io, what client-go's SPDY executor and upstream's e2e
+// framework use): the client creates one stream per channel, named by its
+// streamType header (error, stdin, stdout, stderr, resize from v3 on);
+// the error stream carries the status as JSON in v4 and as text before.
+// streams.go hides the difference from exec and attach. attach speaks
+// the same protocols; it streams the container's output as its log file
+// receives it, from the attach on, and cannot reach the container's stdin
+// (see attach).
 //
 // Port forwarding speaks what upstream's kubelet and kubectl speak: SPDY
 // (portforward.k8s.io) after an "Upgrade: SPDY/3.1", the same SPDY carried

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -81,15 +79,15 @@ func execProtocols(eq execQuery) map[string]wsstream.ChannelProtocolConfig {
 	}
 }
 
-// exec runs a command in a container over a WebSocket.
+// exec runs a command in a container over a WebSocket or SPDY.
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	eq, err := parseExecQuery(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if !wsstream.IsWebSocketRequest(r) {
-		http.Error(w, "exec needs a WebSocket upgrade (v5.channel.k8s.io or v4.channel.k8s.io); SPDY is not served", http.StatusBadRequest)
+	if !isStreamUpgrade(r) {
+		http.Error(w, "exec needs an upgrade: "+upgradeHelp, http.StatusBadRequest)
 		return
 	}
 	p, c, err := s.runningContainer(r)
@@ -97,45 +95,20 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	conn := wsstream.NewConn(execProtocols(eq))
-	conn.SetIdleTimeout(s.o.StreamIdleTimeout)
-	protocol, streams, err := conn.Open(w, r)
+	logger := klog.FromContext(r.Context()).WithValues("pod", klog.KObj(p), "container", c.Name())
+	cs, err := s.openStreams(w, r, eq)
 	if err != nil {
-		klog.FromContext(r.Context()).Error(err, "Upgrading an exec request", "pod", klog.KObj(p))
+		logger.V(2).Info("Opening the streams of an exec failed", "err", err)
 		return
 	}
-	defer conn.Close()
-	opts := pod.ExecOptions{Cmd: eq.cmd, TTY: eq.tty}
-	if eq.stdin {
-		opts.Stdin = streams[stdinChannel]
-	}
-	if eq.stdout {
-		opts.Stdout = streams[stdoutChannel]
-	}
-	if eq.stderr {
-		opts.Stderr = streams[stderrChannel]
-	}
-	if eq.tty {
-		sizes := make(chan pod.TerminalSize)
-		opts.Resize = sizes
-		go decodeResizes(streams[resizeChannel], sizes)
-	}
-	code, err := s.o.Runtime.ExecStream(r.Context(), c.ID, opts)
-	klog.FromContext(r.Context()).V(2).Info("Exec finished", "pod", klog.KObj(p), "container", c.Name(), "command", eq.cmd, "exitCode", code, "err", err)
-	writeStatus(streams[errorChannel], statusProtocols[protocol], execStatus(eq.cmd, code, err))
-}
-
-// decodeResizes reads JSON terminal sizes until the stream ends.
-func decodeResizes(r io.Reader, out chan<- pod.TerminalSize) {
-	defer close(out)
-	dec := json.NewDecoder(r)
-	for {
-		var size struct{ Width, Height uint16 }
-		if err := dec.Decode(&size); err != nil {
-			return
-		}
-		out <- pod.TerminalSize{Width: size.Width, Height: size.Height}
-	}
+	defer cs.close()
+	// A client that leaves ends the command.
+	ctx, cancel := cs.untilGone(r.Context())
+	defer cancel()
+	opts := pod.ExecOptions{Cmd: eq.cmd, TTY: eq.tty, Stdin: cs.stdin, Stdout: cs.stdout, Stderr: cs.stderr, Resize: cs.resize}
+	code, err := s.o.Runtime.ExecStream(ctx, c.ID, opts)
+	logger.V(2).Info("Exec finished", "command", eq.cmd, "exitCode", code, "err", err)
+	cs.writeStatus(execStatus(eq.cmd, code, err))
 }
 
 // execStatus is upstream's status of a finished exec: Success, or
@@ -153,20 +126,4 @@ func execStatus(cmd []string, code int32, err error) metav1.Status {
 			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "ExitCode", Message: strconv.Itoa(int(code))}}}}
 	}
 	return metav1.Status{Status: metav1.StatusSuccess}
-}
-
-// writeStatus sends the final status on the error channel: as JSON for
-// v4 and later, as plain text (failures only) before.
-func writeStatus(w io.Writer, asJSON bool, st metav1.Status) {
-	st.TypeMeta = metav1.TypeMeta{}
-	if asJSON {
-		b, err := json.Marshal(st)
-		if err == nil {
-			_, _ = w.Write(b)
-		}
-		return
-	}
-	if st.Status != metav1.StatusSuccess {
-		_, _ = w.Write([]byte(st.Message))
-	}
 }

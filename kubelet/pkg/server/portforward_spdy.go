@@ -17,10 +17,10 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// streamPairTimeout is how long the second stream of a pair may keep the
-// kubelet waiting after the first arrived, as upstream's
-// streamCreationTimeout.
-const streamPairTimeout = 30 * time.Second
+// streamCreationTimeout is how long a client may take to create the
+// streams of an exec or attach, or the second stream of a port-forward
+// pair after the first, as upstream's.
+const streamCreationTimeout = 30 * time.Second
 
 // spdyPingPeriod keeps idle SPDY connections (and proxies on the way)
 // alive, as upstream's kubelet.
@@ -167,7 +167,7 @@ func (f *pairForwarder) pairFor(stream httpstream.Stream) (*streamPair, bool, er
 // run waits for the pair to be complete, forwards it, and forgets it.
 func (f *pairForwarder) run(ctx context.Context, sp *streamPair) {
 	defer f.remove(sp)
-	timer := time.NewTimer(streamPairTimeout)
+	timer := time.NewTimer(streamCreationTimeout)
 	defer timer.Stop()
 	select {
 	case <-sp.complete:
