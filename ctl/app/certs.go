@@ -121,12 +121,12 @@ func NewCertsCommand() *cobra.Command {
 
 In --dir: the cluster CA (ca.crt, ca.key); the API server's serving certificate
 (apiserver) and its client certificate for kubelets (apiserver-kubelet-client);
-client certificates for admin, controller-manager, scheduler and proxy; for each
+client certificates for admin, controller-manager, scheduler, proxy and dns; for each
 node a kubelet client certificate (kubelet-NODE-client) and serving certificate
 (kubelet-NODE); the service-account signing key pair (sa.key, sa.pub).
 
 In --kubeconfig-dir: admin.kubeconfig, controller-manager.kubeconfig,
-scheduler.kubeconfig, proxy.kubeconfig and kubelet-NODE.kubeconfig, with the CA
+scheduler.kubeconfig, proxy.kubeconfig, dns.kubeconfig and kubelet-NODE.kubeconfig, with the CA
 and client credentials embedded.
 
 Running it again keeps the CA and every certificate that is still valid and

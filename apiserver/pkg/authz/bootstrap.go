@@ -119,6 +119,15 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 			rule(read, core, "services", "endpoints", "nodes"),
 			rule(read, []string{"discovery.k8s.io"}, "endpointslices"),
 		}, eventRules()...)...),
+		// skiff-dns: CoreDNS's kubernetes plugin reads what upstream's
+		// system:coredns role allows; skiff-dns also keeps the kube-dns
+		// Service and its instances' EndpointSlices (docs/dns.md).
+		cr("system:skiff-dns",
+			rule(read, core, "endpoints", "services", "pods", "namespaces"),
+			rule(read, []string{"discovery.k8s.io"}, "endpointslices"),
+			rule([]string{"create", "update"}, core, "services"),
+			rule([]string{"create", "update", "delete"}, []string{"discovery.k8s.io"}, "endpointslices"),
+		),
 		cr("system:node", NodeRules()...),
 	}
 }
@@ -147,5 +156,6 @@ func BootstrapClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:kube-scheduler", "system:kube-scheduler", user("system:kube-scheduler")),
 		bind("system:kube-controller-manager", "system:kube-controller-manager", user("system:kube-controller-manager")),
 		bind("system:node-proxier", "system:node-proxier", user("system:kube-proxy")),
+		bind("system:skiff-dns", "system:skiff-dns", user("system:skiff-dns")),
 	}
 }

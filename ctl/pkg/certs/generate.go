@@ -35,6 +35,7 @@ const (
 	ControllerManagerCommonName      = "system:kube-controller-manager"
 	SchedulerCommonName              = "system:kube-scheduler"
 	ProxyCommonName                  = "system:kube-proxy"
+	DNSCommonName                    = "system:skiff-dns"
 	NodeCommonNamePrefix             = "system:node:"
 	MastersGroup                     = "system:masters"
 	NodesGroup                       = "system:nodes"
@@ -188,6 +189,7 @@ func plan(opts Options, h host) ([]certSpec, error) {
 		{name: "controller-manager", cn: ControllerManagerCommonName, usage: x509.ExtKeyUsageClientAuth, kubeconfig: "controller-manager.kubeconfig"},
 		{name: "scheduler", cn: SchedulerCommonName, usage: x509.ExtKeyUsageClientAuth, kubeconfig: "scheduler.kubeconfig"},
 		{name: "proxy", cn: ProxyCommonName, usage: x509.ExtKeyUsageClientAuth, kubeconfig: "proxy.kubeconfig"},
+		{name: "dns", cn: DNSCommonName, usage: x509.ExtKeyUsageClientAuth, kubeconfig: "dns.kubeconfig"},
 	}
 	for _, node := range opts.Nodes {
 		sans, err := kubeletSANs(opts, h, node)

@@ -123,9 +123,10 @@ var allFiles = sorted(
 	"pki/controller-manager.crt", "pki/controller-manager.key",
 	"pki/scheduler.crt", "pki/scheduler.key",
 	"pki/proxy.crt", "pki/proxy.key",
+	"pki/dns.crt", "pki/dns.key",
 	"pki/kubelet-n1-client.crt", "pki/kubelet-n1-client.key", "pki/kubelet-n1.crt", "pki/kubelet-n1.key",
 	"pki/kubelet-n2-client.crt", "pki/kubelet-n2-client.key", "pki/kubelet-n2.crt", "pki/kubelet-n2.key",
-	"admin.kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig", "proxy.kubeconfig",
+	"admin.kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig", "proxy.kubeconfig", "dns.kubeconfig",
 	"kubelet-n1.kubeconfig", "kubelet-n2.kubeconfig",
 )
 
@@ -187,6 +188,7 @@ func TestGenerateCertificates(t *testing.T) {
 		{name: "controller-manager", wantCN: "system:kube-controller-manager", usage: client},
 		{name: "scheduler", wantCN: "system:kube-scheduler", usage: client},
 		{name: "proxy", wantCN: "system:kube-proxy", usage: client},
+		{name: "dns", wantCN: "system:skiff-dns", usage: client},
 		{name: "kubelet-n1-client", wantCN: "system:node:n1", wantOrgs: []string{"system:nodes"}, usage: client},
 		{name: "kubelet-n2-client", wantCN: "system:node:n2", wantOrgs: []string{"system:nodes"}, usage: client},
 		{name: "kubelet-n1", wantCN: "system:node:n1", wantOrgs: []string{"system:nodes"}, usage: serving},
@@ -392,7 +394,7 @@ func TestGenerateIsIdempotent(t *testing.T) {
 }
 
 func TestGenerateRerunWithChangedOptions(t *testing.T) {
-	kubeconfigs := []string{"admin.kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig", "proxy.kubeconfig", "kubelet-n1.kubeconfig", "kubelet-n2.kubeconfig"}
+	kubeconfigs := []string{"admin.kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig", "proxy.kubeconfig", "dns.kubeconfig", "kubelet-n1.kubeconfig", "kubelet-n2.kubeconfig"}
 	tests := []struct {
 		name   string
 		change func(*Options)
