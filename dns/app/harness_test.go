@@ -1,0 +1,170 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+
+	"skiff.dev/apiserver/pkg/testserver"
+)
+
+// testNodeIP is the address the test instance advertises in its
+// EndpointSlice; nothing is sent to it.
+const testNodeIP = "192.0.2.53"
+
+// upstream is a resolver on loopback standing for the node's resolvers:
+// it answers A queries for names under example.test. with 192.0.2.10 and
+// NXDOMAIN for everything else, and counts the queries it got.
+type upstream struct {
+	addr    string
+	queries atomic.Int64
+}
+
+func startUpstream(t testing.TB) *upstream {
+	t.Helper()
+	u := &upstream{}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.addr = pc.LocalAddr().String()
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		u.queries.Add(1)
+		m := new(dns.Msg)
+		m.SetReply(r)
+		q := r.Question[0]
+		if dns.IsSubDomain("example.test.", q.Name) {
+			if q.Qtype == dns.TypeA {
+				m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.ParseIP("192.0.2.10")})
+			}
+		} else {
+			m.Rcode = dns.RcodeNameError
+		}
+		_ = w.WriteMsg(m)
+	})}
+	started := make(chan struct{})
+	srv.NotifyStartedFunc = func() { close(started) }
+	go func() { _ = srv.ActivateAndServe() }()
+	<-started
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return u
+}
+
+// freePort is a port that was free on 127.0.0.1 for both TCP and UDP a
+// moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	for i := 0; i < 20; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		_ = l.Close()
+		if err == nil {
+			_ = pc.Close()
+			return port
+		}
+	}
+	t.Fatal("no port free for both TCP and UDP")
+	return 0
+}
+
+// instance is a running skiff-dns.
+type instance struct {
+	cfg     *Config
+	addr    string // DNS, UDP and TCP
+	health  string
+	ready   string
+	metrics string
+	stop    func()
+}
+
+// startDNS runs skiff-dns with the built-in Corefile, as system:skiff-dns,
+// forwarding to up; customize may change the options first.
+func startDNS(t testing.TB, ts *testserver.TestServer, up *upstream, customize func(*Options)) *instance {
+	t.Helper()
+	o := NewOptions()
+	o.Client.Kubeconfig = filepath.Join(ts.Dir, "dns.kubeconfig")
+	o.Port = freePort(t)
+	o.HealthBindAddress = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	o.ReadyBindAddress = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	o.MetricsBindAddress = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	o.Upstream = up.addr
+	o.AdvertiseAddress = testNodeIP
+	o.HostnameOverride = "node-1"
+	if customize != nil {
+		customize(o)
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background().WithName("skiff-dns")))
+	cfg, err := Setup(ctx, o)
+	if err != nil {
+		cancel()
+		t.Fatalf("skiff-dns setup: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	select {
+	case <-cfg.Started():
+	case err := <-done:
+		cancel()
+		t.Fatalf("skiff-dns: %v", err)
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("skiff-dns: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("skiff-dns did not stop within 30s")
+		}
+	}
+	t.Cleanup(stop)
+	return &instance{
+		cfg: cfg, addr: fmt.Sprintf("127.0.0.1:%d", o.Port),
+		health: o.HealthBindAddress, ready: o.ReadyBindAddress, metrics: o.MetricsBindAddress, stop: stop,
+	}
+}
+
+// exchange sends one question over UDP.
+func exchange(t testing.TB, addr, name string, qtype uint16) *dns.Msg {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), qtype)
+	c := &dns.Client{Net: "udp", Timeout: 5 * time.Second}
+	r, _, err := c.Exchange(m, addr)
+	if err != nil {
+		t.Fatalf("%s %s: %v", dns.TypeToString[qtype], name, err)
+	}
+	return r
+}
+
+// poll calls f until it returns true or the deadline passes.
+func poll(t testing.TB, timeout time.Duration, what string, f func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		ok, msg := f()
+		last = msg
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, last)
+	}
+}

@@ -1,0 +1,313 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"skiff.dev/apiserver/pkg/testserver"
+)
+
+const testNS = "records"
+
+// world is what the records test writes to the API server: the
+// endpoints are the test's, as the endpointslice controller would write
+// them.
+type world struct {
+	web, db, ext *corev1.Service
+}
+
+func writeWorld(t *testing.T, c kubernetes.Interface) world {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(s *corev1.Service) *corev1.Service {
+		t.Helper()
+		out, err := c.CoreV1().Services(testNS).Create(ctx, s, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating Service %s: %v", s.Name, err)
+		}
+		return out
+	}
+	var w world
+	w.web = mk(&corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{
+			{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)},
+			{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53},
+		}},
+	})
+	w.db = mk(&corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": "db"}, Ports: []corev1.ServicePort{
+			{Name: "pg", Protocol: corev1.ProtocolTCP, Port: 5432},
+		}},
+	})
+	w.ext = mk(&corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "ext"},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.test"},
+	})
+	slice := func(svc, name string, ports []discoveryv1.EndpointPort, eps ...discoveryv1.Endpoint) {
+		t.Helper()
+		_, err := c.DiscoveryV1().EndpointSlices(testNS).Create(ctx, &discoveryv1.EndpointSlice{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+				discoveryv1.LabelServiceName: svc, discoveryv1.LabelManagedBy: "records-test"}},
+			AddressType: discoveryv1.AddressTypeIPv4, Endpoints: eps, Ports: ports,
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating EndpointSlice %s: %v", name, err)
+		}
+	}
+	ep := func(ip, hostname string, ready bool) discoveryv1.Endpoint {
+		e := discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready)}}
+		if hostname != "" {
+			e.Hostname = ptr.To(hostname)
+		}
+		return e
+	}
+	slice("web", "web-1", []discoveryv1.EndpointPort{{Name: ptr.To("http"), Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To[int32](8080)}},
+		ep("10.244.0.5", "", true))
+	// A StatefulSet's pods db-0 and db-1 (subdomain db), one not ready,
+	// and a pod without a hostname.
+	slice("db", "db-1", []discoveryv1.EndpointPort{{Name: ptr.To("pg"), Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To[int32](5432)}},
+		ep("10.244.1.10", "db-0", true), ep("10.244.1.11", "db-1", false), ep("10.244.1.12", "", true))
+	return w
+}
+
+func answers(r *dns.Msg) []string {
+	var out []string
+	for _, rr := range r.Answer {
+		switch rr := rr.(type) {
+		case *dns.A:
+			out = append(out, rr.A.String())
+		case *dns.SRV:
+			out = append(out, fmt.Sprintf("%d %s", rr.Port, rr.Target))
+		case *dns.CNAME:
+			out = append(out, "CNAME "+rr.Target)
+		case *dns.PTR:
+			out = append(out, "PTR "+rr.Ptr)
+		case *dns.TXT:
+			out = append(out, "TXT "+strings.Join(rr.Txt, " "))
+		default:
+			out = append(out, rr.String())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestRecords asserts the names and answers of upstream's "Kubernetes
+// DNS-Based Service Discovery" spec against skiff-dns on a real API
+// server, as system:skiff-dns.
+func TestRecords(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	w := writeWorld(t, ts.Client)
+	up := startUpstream(t)
+	inst := startDNS(t, ts, up, nil)
+
+	poll(t, 30*time.Second, "the web Service's A record", func() (bool, string) {
+		r := exchange(t, inst.addr, "web.records.svc.cluster.local", dns.TypeA)
+		return r.Rcode == dns.RcodeSuccess && len(r.Answer) == 1, r.String()
+	})
+
+	webIP := w.web.Spec.ClusterIP
+	webRev, _ := dns.ReverseAddr(webIP)
+	tests := []struct {
+		name      string
+		qname     string
+		qtype     uint16
+		wantRcode int
+		want      []string
+	}{
+		{name: "ClusterIP Service A", qname: "web.records.svc.cluster.local", qtype: dns.TypeA, want: []string{webIP}},
+		{name: "ClusterIP Service AAAA in an IPv4 cluster is NODATA", qname: "web.records.svc.cluster.local", qtype: dns.TypeAAAA, want: nil},
+		{name: "SRV for a named TCP port", qname: "_http._tcp.web.records.svc.cluster.local", qtype: dns.TypeSRV, want: []string{"80 web.records.svc.cluster.local."}},
+		{name: "SRV for a named UDP port", qname: "_dns._udp.web.records.svc.cluster.local", qtype: dns.TypeSRV, want: []string{"53 web.records.svc.cluster.local."}},
+		{name: "SRV for a port the Service lacks is NXDOMAIN", qname: "_nope._tcp.web.records.svc.cluster.local", qtype: dns.TypeSRV, wantRcode: dns.RcodeNameError},
+		{name: "headless Service A is its ready endpoints", qname: "db.records.svc.cluster.local", qtype: dns.TypeA, want: []string{"10.244.1.10", "10.244.1.12"}},
+		{name: "headless pod by hostname.subdomain", qname: "db-0.db.records.svc.cluster.local", qtype: dns.TypeA, want: []string{"10.244.1.10"}},
+		{name: "headless SRV names each ready endpoint", qname: "_pg._tcp.db.records.svc.cluster.local", qtype: dns.TypeSRV,
+			want: []string{"5432 10-244-1-12.db.records.svc.cluster.local.", "5432 db-0.db.records.svc.cluster.local."}},
+		{name: "ExternalName is a CNAME", qname: "ext.records.svc.cluster.local", qtype: dns.TypeCNAME, want: []string{"CNAME db.example.test."}},
+		{name: "ExternalName A follows the CNAME upstream", qname: "ext.records.svc.cluster.local", qtype: dns.TypeA, want: []string{"192.0.2.10", "CNAME db.example.test."}},
+		{name: "pod A record", qname: "10-244-3-4.records.pod.cluster.local", qtype: dns.TypeA, want: []string{"10.244.3.4"}},
+		{name: "PTR of a Service's cluster IP", qname: webRev, qtype: dns.TypePTR, want: []string{"PTR web.records.svc.cluster.local."}},
+		{name: "PTR of a headless endpoint with a hostname", qname: "10.1.244.10.in-addr.arpa.", qtype: dns.TypePTR, want: []string{"PTR db-0.db.records.svc.cluster.local."}},
+		{name: "missing Service is NXDOMAIN", qname: "nosuch.records.svc.cluster.local", qtype: dns.TypeA, wantRcode: dns.RcodeNameError},
+		{name: "missing namespace is NXDOMAIN", qname: "web.nosuchns.svc.cluster.local", qtype: dns.TypeA, wantRcode: dns.RcodeNameError},
+		{name: "not-ready hostname is NXDOMAIN", qname: "db-1.db.records.svc.cluster.local", qtype: dns.TypeA, wantRcode: dns.RcodeNameError},
+		{name: "schema version", qname: "dns-version.cluster.local", qtype: dns.TypeTXT, want: []string{"TXT 1.1.0"}},
+		{name: "a name outside the cluster goes upstream", qname: "www.example.test", qtype: dns.TypeA, want: []string{"192.0.2.10"}},
+		{name: "upstream's NXDOMAIN comes back", qname: "nosuch.invalid", qtype: dns.TypeA, wantRcode: dns.RcodeNameError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := exchange(t, inst.addr, tt.qname, tt.qtype)
+			if r.Rcode != tt.wantRcode {
+				t.Fatalf("rcode %s, want %s:\n%s", dns.RcodeToString[r.Rcode], dns.RcodeToString[tt.wantRcode], r)
+			}
+			if got := answers(r); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("answers %q, want %q:\n%s", got, tt.want, r)
+			}
+			inCluster := dns.IsSubDomain("cluster.local.", dns.Fqdn(tt.qname)) || dns.IsSubDomain("in-addr.arpa.", dns.Fqdn(tt.qname))
+			if inCluster && (tt.wantRcode == dns.RcodeNameError || (tt.wantRcode == dns.RcodeSuccess && len(tt.want) == 0)) {
+				// NXDOMAIN and NODATA carry the zone's SOA for negative
+				// caching (RFC 2308).
+				if len(r.Ns) == 0 || r.Ns[0].Header().Rrtype != dns.TypeSOA {
+					t.Fatalf("no SOA in the authority section:\n%s", r)
+				}
+			}
+		})
+	}
+
+	t.Run("TCP", func(t *testing.T) {
+		m := new(dns.Msg)
+		m.SetQuestion("web.records.svc.cluster.local.", dns.TypeA)
+		r, _, err := (&dns.Client{Net: "tcp", Timeout: 5 * time.Second}).Exchange(m, inst.addr)
+		if err != nil || len(r.Answer) != 1 {
+			t.Fatalf("over TCP: %v %v", err, r)
+		}
+	})
+
+	t.Run("a deleted Service's name goes within its TTL", func(t *testing.T) {
+		r := exchange(t, inst.addr, "ext.records.svc.cluster.local", dns.TypeCNAME)
+		if len(r.Answer) != 1 {
+			t.Fatalf("no CNAME before the delete: %v", r)
+		}
+		ttl := time.Duration(r.Answer[0].Header().Ttl) * time.Second
+		deleted := time.Now()
+		if err := ts.Client.CoreV1().Services(testNS).Delete(context.Background(), "ext", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, ttl+5*time.Second, "NXDOMAIN for the deleted Service", func() (bool, string) {
+			r := exchange(t, inst.addr, "ext.records.svc.cluster.local", dns.TypeCNAME)
+			return r.Rcode == dns.RcodeNameError, r.String()
+		})
+		if took := time.Since(deleted); took > ttl+time.Second {
+			t.Errorf("the name went %v after the delete; its TTL was %v", took, ttl)
+		}
+	})
+}
+
+// TestForwardCaches: a name outside the cluster domain is asked upstream
+// once and then answered from the cache.
+func TestForwardCaches(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	up := startUpstream(t)
+	inst := startDNS(t, ts, up, nil)
+	r := exchange(t, inst.addr, "cached.example.test", dns.TypeA)
+	if len(r.Answer) != 1 {
+		t.Fatalf("no answer: %v", r)
+	}
+	before := up.queries.Load()
+	for i := 0; i < 5; i++ {
+		if r := exchange(t, inst.addr, "cached.example.test", dns.TypeA); len(r.Answer) != 1 {
+			t.Fatalf("no answer from the cache: %v", r)
+		}
+	}
+	if after := up.queries.Load(); after != before {
+		t.Fatalf("upstream asked %d more times; the cache should have answered", after-before)
+	}
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHealthReadyMetrics: /health, /ready (once the kubernetes plugin
+// has synced) and CoreDNS's own metrics.
+func TestHealthReadyMetrics(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	up := startUpstream(t)
+	inst := startDNS(t, ts, up, nil)
+	poll(t, 30*time.Second, "/ready", func() (bool, string) {
+		code, body := httpGet(t, "http://"+inst.ready+"/ready")
+		return code == http.StatusOK, body
+	})
+	poll(t, 10*time.Second, "/health", func() (bool, string) {
+		code, body := httpGet(t, "http://"+inst.health+"/health")
+		return code == http.StatusOK, body
+	})
+	exchange(t, inst.addr, "kubernetes.default.svc.cluster.local", dns.TypeA)
+	exchange(t, inst.addr, "a.example.test", dns.TypeA)
+	exchange(t, inst.addr, "a.example.test", dns.TypeA)
+	_, body := httpGet(t, "http://"+inst.metrics+"/metrics")
+	for _, want := range []string{"coredns_dns_requests_total", "coredns_dns_request_duration_seconds", "coredns_cache_hits_total", "coredns_kubernetes_"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics has no %s", want)
+		}
+	}
+}
+
+// TestBadInput: garbage, a truncated message, an oversized EDNS0 buffer
+// and a query for another zone are answered (or dropped) as CoreDNS does,
+// and the server keeps answering.
+func TestBadInput(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	up := startUpstream(t)
+	inst := startDNS(t, ts, up, nil)
+	conn, err := net.Dial("udp", inst.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	m := new(dns.Msg)
+	m.SetQuestion("kubernetes.default.svc.cluster.local.", dns.TypeA)
+	packed, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]byte{
+		[]byte("not a dns message"),
+		{0, 1},
+		packed[:len(packed)-3],
+		append(append([]byte{}, packed...), make([]byte, 3000)...),
+	} {
+		if _, err := conn.Write(bad); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A header-only message (no question) is a FORMERR.
+	hdr := new(dns.Msg)
+	hdr.Id = 7
+	r, _, err := (&dns.Client{Timeout: 5 * time.Second}).Exchange(hdr, inst.addr)
+	if err != nil {
+		t.Fatalf("question-less query: %v", err)
+	}
+	if r.Rcode != dns.RcodeFormatError && r.Rcode != dns.RcodeRefused && r.Rcode != dns.RcodeServerFailure {
+		t.Errorf("question-less query: rcode %s", dns.RcodeToString[r.Rcode])
+	}
+	big := new(dns.Msg)
+	big.SetQuestion("web.default.svc.cluster.local.", dns.TypeA)
+	big.SetEdns0(65535, false)
+	if _, _, err := (&dns.Client{Timeout: 5 * time.Second}).Exchange(big, inst.addr); err != nil {
+		t.Errorf("EDNS0 65535: %v", err)
+	}
+	poll(t, 10*time.Second, "an answer after the bad input", func() (bool, string) {
+		r := exchange(t, inst.addr, "kubernetes.default.svc.cluster.local", dns.TypeA)
+		return r.Rcode == dns.RcodeSuccess && len(r.Answer) == 1, r.String()
+	})
+}
