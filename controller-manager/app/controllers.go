@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
 
+	"skiff.dev/controller-manager/pkg/controller/cronjob"
 	"skiff.dev/controller-manager/pkg/controller/daemonset"
 	"skiff.dev/controller-manager/pkg/controller/deployment"
 	"skiff.dev/controller-manager/pkg/controller/disruption"
@@ -51,6 +52,7 @@ func Controllers() []Controller {
 		{Name: "replicaset", Init: startReplicaSet},
 		{Name: "deployment", Init: startDeployment},
 		{Name: "daemonset", Init: startDaemonSet},
+		{Name: "cronjob", Init: startCronJob},
 		{Name: "node-ipam", Init: startNodeIPAM},
 		{Name: "node-lifecycle", Init: startNodeLifecycle},
 		{Name: "pod-garbage-collector", Init: startPodGC},
@@ -78,6 +80,7 @@ type ControllerOptions struct {
 	ConcurrentDaemonSetSyncs  int
 	ConcurrentGCSyncs         int
 	ConcurrentNamespaceSyncs  int
+	ConcurrentCronJobSyncs    int
 
 	NamespaceSyncPeriod time.Duration
 
@@ -115,6 +118,7 @@ func defaultControllerOptions() ControllerOptions {
 		ConcurrentDaemonSetSyncs:  2,
 		ConcurrentGCSyncs:         20,
 		ConcurrentNamespaceSyncs:  10,
+		ConcurrentCronJobSyncs:    5,
 		NamespaceSyncPeriod:       5 * time.Minute,
 		AllocateNodeCIDRs:         true,
 		ClusterCIDR:               "10.244.0.0/16",
@@ -144,6 +148,7 @@ func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentDaemonSetSyncs, "concurrent-daemonset-syncs", o.ConcurrentDaemonSetSyncs, "DaemonSets synced at once.")
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "Garbage collector workers.")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "Namespaces deleted at once.")
+	fs.IntVar(&o.ConcurrentCronJobSyncs, "concurrent-cron-job-syncs", o.ConcurrentCronJobSyncs, "CronJobs synced at once.")
 	fs.DurationVar(&o.NamespaceSyncPeriod, "namespace-sync-period", o.NamespaceSyncPeriod, "How often terminating namespaces are looked at again.")
 	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Give every Node a spec.podCIDR from --cluster-cidr.")
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' address range, cut into one subnet per node.")
@@ -177,6 +182,8 @@ func (o *ControllerOptions) validate() []error {
 		"--concurrent-namespace-syncs":  o.ConcurrentNamespaceSyncs,
 
 		"--concurrent-resource-quota-syncs": o.ConcurrentResourceQuotaSyncs,
+
+		"--concurrent-cron-job-syncs": o.ConcurrentCronJobSyncs,
 
 		"--concurrent-endpoint-syncs":         o.ConcurrentEndpointSyncs,
 		"--concurrent-service-endpoint-syncs": o.ConcurrentServiceEndpointSyncs,
@@ -379,6 +386,15 @@ func startEndpointSlice(ctx context.Context, cc *ControllerContext) (RunFunc, er
 		return nil, err
 	}
 	return workers(c.Run, o.ConcurrentServiceEndpointSyncs), nil
+}
+
+func startCronJob(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers.Batch().V1()
+	c, err := cronjob.NewController(cc.Client, f.CronJobs(), f.Jobs(), cc.Recorder(cronjob.ControllerName), cc.Metrics, cronjob.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, cc.Options.Controller.ConcurrentCronJobSyncs), nil
 }
 
 // workers binds a controller's Run to its worker count.
