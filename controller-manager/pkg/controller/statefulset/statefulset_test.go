@@ -591,8 +591,10 @@ func TestRollingUpdateStrategies(t *testing.T) {
 			wantDeleted: "web-3,web-2", wantUpdated: "web-1,web-2,web-3",
 		},
 		{
-			name:   "OnDelete",
-			modify: func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType} },
+			name: "OnDelete",
+			modify: func(s *appsv1.StatefulSet) {
+				s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+			},
 		},
 	}
 	for _, tt := range tests {
