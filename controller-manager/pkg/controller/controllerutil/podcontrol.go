@@ -48,9 +48,19 @@ var ErrNoPodLabels = errors.New("unable to create pods, no labels")
 
 // CreatePod implements PodControl.
 func (r RealPodControl) CreatePod(ctx context.Context, namespace string, template *corev1.PodTemplateSpec, owner runtime.Object, controllerRef *metav1.OwnerReference) error {
+	return r.CreatePodWithGenerateName(ctx, namespace, template, owner, controllerRef, "")
+}
+
+// CreatePodWithGenerateName is CreatePod with the pod's generateName
+// (empty: "<owner name>-"), as the Job controller names the pods of an
+// Indexed Job "<job>-<index>-".
+func (r RealPodControl) CreatePodWithGenerateName(ctx context.Context, namespace string, template *corev1.PodTemplateSpec, owner runtime.Object, controllerRef *metav1.OwnerReference, generateName string) error {
 	pod, err := PodFromTemplate(template, owner, controllerRef)
 	if err != nil {
 		return err
+	}
+	if generateName != "" {
+		pod.GenerateName = generateName
 	}
 	if len(pod.Labels) == 0 {
 		return ErrNoPodLabels
