@@ -27,6 +27,7 @@ import (
 	"skiff.dev/controller-manager/pkg/controller/resourcequota"
 	"skiff.dev/controller-manager/pkg/controller/rootcacertpublisher"
 	"skiff.dev/controller-manager/pkg/controller/serviceaccount"
+	"skiff.dev/controller-manager/pkg/controller/statefulset"
 )
 
 // RunFunc runs a built controller until ctx ends.
@@ -52,6 +53,7 @@ func Controllers() []Controller {
 		{Name: "replicaset", Init: startReplicaSet},
 		{Name: "deployment", Init: startDeployment},
 		{Name: "daemonset", Init: startDaemonSet},
+		{Name: "statefulset", Init: startStatefulSet},
 		{Name: "cronjob", Init: startCronJob},
 		{Name: "node-ipam", Init: startNodeIPAM},
 		{Name: "node-lifecycle", Init: startNodeLifecycle},
@@ -99,6 +101,8 @@ type ControllerOptions struct {
 
 	TerminatedPodGCThreshold int
 
+	ConcurrentStatefulSetSyncs int
+
 	ConcurrentResourceQuotaSyncs int
 	ResourceQuotaSyncPeriod      time.Duration
 
@@ -133,6 +137,8 @@ func defaultControllerOptions() ControllerOptions {
 		UnhealthyZoneThreshold:    0.55,
 		TerminatedPodGCThreshold:  12500,
 
+		ConcurrentStatefulSetSyncs: 5,
+
 		ConcurrentResourceQuotaSyncs: 5,
 		ResourceQuotaSyncPeriod:      resourcequota.DefaultSyncPeriod,
 
@@ -149,6 +155,7 @@ func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentGCSyncs, "concurrent-gc-syncs", o.ConcurrentGCSyncs, "Garbage collector workers.")
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "Namespaces deleted at once.")
 	fs.IntVar(&o.ConcurrentCronJobSyncs, "concurrent-cron-job-syncs", o.ConcurrentCronJobSyncs, "CronJobs synced at once.")
+	fs.IntVar(&o.ConcurrentStatefulSetSyncs, "concurrent-statefulset-syncs", o.ConcurrentStatefulSetSyncs, "StatefulSets synced at once.")
 	fs.DurationVar(&o.NamespaceSyncPeriod, "namespace-sync-period", o.NamespaceSyncPeriod, "How often terminating namespaces are looked at again.")
 	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Give every Node a spec.podCIDR from --cluster-cidr.")
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' address range, cut into one subnet per node.")
@@ -184,6 +191,8 @@ func (o *ControllerOptions) validate() []error {
 		"--concurrent-resource-quota-syncs": o.ConcurrentResourceQuotaSyncs,
 
 		"--concurrent-cron-job-syncs": o.ConcurrentCronJobSyncs,
+
+		"--concurrent-statefulset-syncs": o.ConcurrentStatefulSetSyncs,
 
 		"--concurrent-endpoint-syncs":         o.ConcurrentEndpointSyncs,
 		"--concurrent-service-endpoint-syncs": o.ConcurrentServiceEndpointSyncs,
@@ -288,6 +297,14 @@ func startDaemonSet(ctx context.Context, cc *ControllerContext) (RunFunc, error)
 	c := daemonset.NewController(cc.Client, f.Apps().V1().DaemonSets(), f.Apps().V1().ControllerRevisions(),
 		f.Core().V1().Pods(), f.Core().V1().Nodes(), cc.Recorder(daemonset.ControllerName), cc.Metrics, daemonset.Options{})
 	return workers(c.Run, cc.Options.Controller.ConcurrentDaemonSetSyncs), nil
+}
+
+func startStatefulSet(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers
+	c := statefulset.NewController(cc.Client, f.Apps().V1().StatefulSets(), f.Core().V1().Pods(),
+		f.Core().V1().PersistentVolumeClaims(), f.Apps().V1().ControllerRevisions(),
+		cc.Recorder(statefulset.ControllerName), cc.Metrics, statefulset.Options{})
+	return workers(c.Run, cc.Options.Controller.ConcurrentStatefulSetSyncs), nil
 }
 
 func startNodeIPAM(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
