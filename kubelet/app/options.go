@@ -7,12 +7,15 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"skiff.dev/kubelet/pkg/eviction"
 	"skiff.dev/kubelet/pkg/imagegc"
+	"skiff.dev/kubelet/pkg/pod"
 )
 
 // Options are skiff-kubelet's flags.
@@ -27,6 +30,12 @@ type Options struct {
 	ContainerdNamespace string
 	Snapshotter         string
 	RegistriesConfig    string
+
+	// ClusterDNS, ClusterDomain and ResolvConf make the pods'
+	// resolv.conf (upstream's flags).
+	ClusterDNS    []string
+	ClusterDomain string
+	ResolvConf    string
 
 	RootDir     string
 	CNIBinDirs  []string
@@ -76,6 +85,8 @@ func NewOptions() *Options {
 		KubeAPIQPS:                50,
 		KubeAPIBurst:              100,
 		ContainerdAddress:         "/run/containerd/containerd.sock",
+		ClusterDomain:             "cluster.local",
+		ResolvConf:                "/etc/resolv.conf",
 		Snapshotter:               "overlayfs",
 		RootDir:                   "/var/lib/skiff-kubelet",
 		CNIBinDirs:                []string{"/usr/lib/cni"},
@@ -107,6 +118,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "The containerd namespace of this kubelet's containers and images; empty: skiff-<node name>.")
 	fs.StringVar(&o.Snapshotter, "snapshotter", o.Snapshotter, "The containerd snapshotter for container root filesystems.")
 	fs.StringVar(&o.RegistriesConfig, "registries-config", o.RegistriesConfig, "A registries.yaml file in k3s's format (mirrors, auth, tls); empty: none.")
+	fs.StringSliceVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS, "The cluster DNS servers (the kube-dns Service's address), the only nameservers of ClusterFirst pods; empty: those pods get the node's resolvers.")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "The cluster's DNS domain: ClusterFirst pods search <namespace>.svc.<domain>, svc.<domain> and <domain> before the node's search paths.")
+	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "The node's resolv.conf, the base of every pod's; empty: pods with the node's resolvers get 127.0.0.1.")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "The kubelet's state directory (CNI configuration and cache, IPAM leases, container logs).")
 	fs.StringSliceVar(&o.CNIBinDirs, "cni-bin-dir", o.CNIBinDirs, "Directories of the CNI plugins.")
 	fs.StringVar(&o.CNIConfDir, "cni-conf-dir", o.CNIConfDir, "Where the kubelet writes its CNI conflist; empty: <root-dir>/cni/net.d.")
@@ -157,6 +171,16 @@ func (o *Options) Validate() error {
 	}
 	if o.NodeIP != "" && net.ParseIP(o.NodeIP) == nil {
 		errs = append(errs, fmt.Errorf("--node-ip %q is not an IP address", o.NodeIP))
+	}
+	for _, ip := range o.ClusterDNS {
+		if net.ParseIP(ip) == nil {
+			errs = append(errs, fmt.Errorf("--cluster-dns %q is not an IP address", ip))
+		}
+	}
+	if o.ClusterDomain != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.ClusterDomain); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--cluster-domain %q: %s", o.ClusterDomain, strings.Join(msgs, "; ")))
+		}
 	}
 	if net.ParseIP(o.Address) == nil {
 		errs = append(errs, fmt.Errorf("--address %q is not an IP address", o.Address))
@@ -213,4 +237,15 @@ func defaultLogDriver() string {
 		return sibling
 	}
 	return exe
+}
+
+// dnsConfigurer is the pods' resolv.conf maker from the DNS flags.
+func (o *Options) dnsConfigurer() pod.DNSConfigurer {
+	c := pod.DNSConfigurer{ClusterDomain: o.ClusterDomain, ResolverConfig: o.ResolvConf}
+	for _, s := range o.ClusterDNS {
+		if ip := net.ParseIP(s); ip != nil {
+			c.ClusterDNS = append(c.ClusterDNS, ip)
+		}
+	}
+	return c
 }

@@ -204,7 +204,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		&pod.NetworkHook{Network: network, HostIP: nodeIP},
 		&pod.CgroupHook{Cgroups: cgroups},
 		&pod.VolumesHook{
-			Dir: filepath.Join(o.RootDir, "pods"), ResolvConf: "/etc/resolv.conf", Env: env, Tokens: kubelet.Tokens{Client: client},
+			Dir: filepath.Join(o.RootDir, "pods"), DNS: o.dnsConfigurer(), NodeHosts: "/etc/hosts", Env: env, Tokens: kubelet.Tokens{Client: client},
 			Mounter: kubelet.HostMounter{}, Recorder: recorder,
 		},
 		&pod.ImagesHook{Runtime: runtime, Recorder: recorder, Secrets: env.Objects},

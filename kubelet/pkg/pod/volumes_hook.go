@@ -48,13 +48,15 @@ type Mounter interface {
 // tmpfs. Their contents are refreshed every VolumeRefreshPeriod.
 type VolumesHook struct {
 	Dir string
-	// ResolvConf is the node's resolv.conf, which pods get when there is
-	// no cluster DNS (as upstream's kubelet without --cluster-dns).
-	ResolvConf string
-	Env        EnvContext
-	Tokens     TokenRequester
-	Mounter    Mounter
-	Recorder   record.EventRecorder
+	// DNS writes each pod's resolv.conf by its dnsPolicy and dnsConfig.
+	DNS DNSConfigurer
+	// NodeHosts is the node's hosts file, which hostNetwork pods get (with
+	// their hostAliases); empty: hostNetwork pods keep the image's.
+	NodeHosts string
+	Env       EnvContext
+	Tokens    TokenRequester
+	Mounter   Mounter
+	Recorder  record.EventRecorder
 }
 
 // volumeState is the hook's record of one pod.
@@ -151,23 +153,39 @@ func (h *VolumesHook) Destroy(_ context.Context, s *State) error {
 	return errors.Join(errs...)
 }
 
-// etcFiles writes the pod's hosts file and resolv.conf (not for
-// hostNetwork pods, which see the node's).
+// etcFiles writes the pod's hosts file and resolv.conf. A hostNetwork
+// pod's hosts file is the node's (with its hostAliases), as upstream's.
 func (h *VolumesHook) etcFiles(s *State) error {
 	s.EtcMounts = nil
-	if s.Pod.Spec.HostNetwork {
-		return nil
-	}
 	dir := filepath.Join(h.Dir, string(s.Pod.UID))
 	hostname := s.Pod.Name
 	if s.Pod.Spec.Hostname != "" {
 		hostname = s.Pod.Spec.Hostname
 	}
 	var hosts strings.Builder
-	hosts.WriteString("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
-	if s.Sandbox != nil {
-		for _, ip := range s.Sandbox.IPs {
-			fmt.Fprintf(&hosts, "%s\t%s\n", ip, hostname)
+	if s.Pod.Spec.HostNetwork {
+		if h.NodeHosts != "" {
+			b, err := os.ReadFile(h.NodeHosts)
+			if err != nil {
+				return fmt.Errorf("reading the node's hosts file: %w", err)
+			}
+			hosts.Write(b)
+			if len(b) > 0 && b[len(b)-1] != '\n' {
+				hosts.WriteByte('\n')
+			}
+		}
+	} else {
+		hosts.WriteString("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
+		if s.Sandbox != nil {
+			for _, ip := range s.Sandbox.IPs {
+				fmt.Fprintf(&hosts, "%s\t%s\n", ip, hostname)
+			}
+		}
+	}
+	if len(s.Pod.Spec.HostAliases) > 0 {
+		hosts.WriteString("\n# Entries added by HostAliases.\n")
+		for _, a := range s.Pod.Spec.HostAliases {
+			fmt.Fprintf(&hosts, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
 		}
 	}
 	resolv, err := h.resolvConf(s.Pod)
@@ -183,51 +201,26 @@ func (h *VolumesHook) etcFiles(s *State) error {
 			return err
 		}
 	}
-	s.EtcMounts = []Mount{
-		{Source: filepath.Join(dir, "etc-hosts"), Destination: "/etc/hosts"},
-		{Source: filepath.Join(dir, "resolv.conf"), Destination: "/etc/resolv.conf"},
+	if !s.Pod.Spec.HostNetwork || h.NodeHosts != "" {
+		s.EtcMounts = append(s.EtcMounts, Mount{Source: filepath.Join(dir, "etc-hosts"), Destination: "/etc/hosts"})
 	}
+	s.EtcMounts = append(s.EtcMounts, Mount{Source: filepath.Join(dir, "resolv.conf"), Destination: "/etc/resolv.conf"})
 	return nil
 }
 
-// resolvConf is the node's resolv.conf, or the pod's dnsConfig alone for
-// dnsPolicy None, or the node's with dnsConfig's additions.
+// resolvConf is the pod's resolv.conf by its dnsPolicy and dnsConfig
+// (dns.go); what was dropped or fell back is a Warning event.
 func (h *VolumesHook) resolvConf(p *corev1.Pod) ([]byte, error) {
-	var base []byte
-	if p.Spec.DNSPolicy != corev1.DNSNone && h.ResolvConf != "" {
-		b, err := os.ReadFile(h.ResolvConf)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		base = b
+	cfg, warnings, err := h.DNS.PodDNS(p)
+	if err != nil {
+		return nil, err
 	}
-	dc := p.Spec.DNSConfig
-	if dc == nil {
-		return base, nil
-	}
-	var b strings.Builder
-	b.Write(base)
-	if len(base) > 0 && base[len(base)-1] != '\n' {
-		b.WriteByte('\n')
-	}
-	for _, ns := range dc.Nameservers {
-		fmt.Fprintf(&b, "nameserver %s\n", ns)
-	}
-	if len(dc.Searches) > 0 {
-		fmt.Fprintf(&b, "search %s\n", strings.Join(dc.Searches, " "))
-	}
-	var opts []string
-	for _, o := range dc.Options {
-		if o.Value != nil {
-			opts = append(opts, o.Name+":"+*o.Value)
-		} else {
-			opts = append(opts, o.Name)
+	if h.Recorder != nil {
+		for _, w := range warnings {
+			h.Recorder.Event(p, corev1.EventTypeWarning, w.Reason, w.Message)
 		}
 	}
-	if len(opts) > 0 {
-		fmt.Fprintf(&b, "options %s\n", strings.Join(opts, " "))
-	}
-	return []byte(b.String()), nil
+	return cfg.ResolvConf(), nil
 }
 
 func kindOf(v *corev1.Volume) string {

@@ -299,12 +299,12 @@ func TestEtcFiles(t *testing.T) {
 		{name: "dnsPolicy None", change: func(p *corev1.Pod) {
 			p.Spec.DNSPolicy = corev1.DNSNone
 			p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"1.2.3.4"}, Searches: []string{"a.b"}, Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}}}
-		}, wantResolv: "nameserver 1.2.3.4\nsearch a.b\noptions ndots:2\n", wantMounts: 2},
-		{name: "hostNetwork keeps the node's files", change: func(p *corev1.Pod) { p.Spec.HostNetwork = true }},
+		}, wantResolv: "search a.b\nnameserver 1.2.3.4\noptions ndots:2\n", wantMounts: 2},
+		{name: "hostNetwork gets only resolv.conf without NodeHosts", change: func(p *corev1.Pod) { p.Spec.HostNetwork = true }, wantResolv: "nameserver 192.0.2.53\n", wantMounts: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := &VolumesHook{Dir: t.TempDir(), ResolvConf: resolv, Mounter: &fakeMounter{mounted: map[string]int64{}}}
+			h := &VolumesHook{Dir: t.TempDir(), DNS: DNSConfigurer{ResolverConfig: resolv}, Mounter: &fakeMounter{mounted: map[string]int64{}}}
 			p := testPod(corev1.RestartPolicyAlways, "busybox")
 			tt.change(p)
 			s := NewState(p)
@@ -315,11 +315,11 @@ func TestEtcFiles(t *testing.T) {
 			if len(s.EtcMounts) != tt.wantMounts {
 				t.Fatalf("etc mounts = %v", s.EtcMounts)
 			}
-			if tt.wantMounts == 0 {
-				return
-			}
-			if got := read(t, s.EtcMounts[1].Source); got != tt.wantResolv {
+			if got := read(t, s.EtcMounts[len(s.EtcMounts)-1].Source); got != tt.wantResolv {
 				t.Errorf("resolv.conf = %q, want %q", got, tt.wantResolv)
+			}
+			if tt.wantMounts == 1 {
+				return
 			}
 			if got := read(t, s.EtcMounts[0].Source); !strings.Contains(got, "10.244.1.7\tp\n") || !strings.Contains(got, "127.0.0.1\tlocalhost") {
 				t.Errorf("hosts = %q", got)
