@@ -117,6 +117,9 @@ require (
 	skiff.dev/ctl v0.0.0
 )
 
-require github.com/robfig/cron/v3 v3.0.1
+require (
+	github.com/robfig/cron/v3 v3.0.1
+	k8s.io/kube-aggregator v0.32.4
+)
 
 replace skiff.dev/ctl => ../ctl

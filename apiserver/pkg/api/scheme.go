@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // Codecs bundles the scheme with the serializers built on it.
@@ -59,6 +60,7 @@ func AddToSchemeFuncs() []func(*runtime.Scheme) error {
 		schedulingv1.AddToScheme,
 		storagev1.AddToScheme,
 		apiextensionsv1.AddToScheme,
+		apiregistrationv1.AddToScheme,
 	}
 }
 
@@ -83,10 +85,10 @@ func NewCodecs() *Codecs {
 
 // DecodingDefaults reports whether decoding an object of gv applies
 // defaults: whether the scheme holds defaulting functions for gv's kinds.
-// Of the groups skiff serves only apiextensions.k8s.io/v1 registers any
-// (its AddToScheme does); k8s.io/api's groups leave defaulting to the
+// Of the groups skiff serves only apiextensions.k8s.io/v1 and
+// apiregistration.k8s.io/v1 register any (their AddToScheme does); k8s.io/api's groups leave defaulting to the
 // server, which skiff does in pkg/apis/defaults before it stores an object.
 // TestDecodingDefaults checks this for every kind the server stores.
 func DecodingDefaults(gv schema.GroupVersion) bool {
-	return gv == apiextensionsv1.SchemeGroupVersion
+	return gv == apiextensionsv1.SchemeGroupVersion || gv == apiregistrationv1.SchemeGroupVersion
 }

@@ -10,6 +10,7 @@ import (
 
 	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/schemamutation"
 	"k8s.io/kube-openapi/pkg/util"
@@ -25,11 +26,16 @@ const (
 )
 
 // definitions are the generated definitions of the built-in types, with
-// those of apiextensions.k8s.io (CustomResourceDefinition) from upstream's
-// generated package.
+// those of apiextensions.k8s.io (CustomResourceDefinition) and
+// apiregistration.k8s.io (APIService) from upstream's generated packages.
 func definitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	out := generated.GetOpenAPIDefinitions(ref)
 	for name, def := range apiextensionsopenapi.GetOpenAPIDefinitions(ref) {
+		if _, ok := out[name]; !ok {
+			out[name] = def
+		}
+	}
+	for name, def := range aggregatoropenapi.GetOpenAPIDefinitions(ref) {
 		if _, ok := out[name]; !ok {
 			out[name] = def
 		}

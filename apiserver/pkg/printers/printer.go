@@ -56,6 +56,7 @@ func New(opts ...Option) *Printer {
 	p.addAdmissionPolicyHandlers()
 	p.addWorkloadHandlers()
 	p.addClusterHandlers()
+	p.addAPIRegistrationHandlers()
 	return p
 }
 

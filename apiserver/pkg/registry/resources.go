@@ -248,7 +248,7 @@ func conditionalUpdate(s *genericStrategy) { s.unconditional = false }
 
 // Resources returns the table of every kind skiff serves.
 func Resources() []*Resource {
-	return append(append(baseResources(), moreResources()...), policyResources()...)
+	return append(append(append(baseResources(), moreResources()...), policyResources()...), apiRegistrationResources()...)
 }
 
 func baseResources() []*Resource {

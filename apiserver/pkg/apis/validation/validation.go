@@ -29,6 +29,9 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 	if errs, ok := validatePolicyKinds(obj, nil); ok {
 		return errs
 	}
+	if errs, ok := validateAPIRegistrationKinds(obj, nil); ok {
+		return errs
+	}
 	switch o := obj.(type) {
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		return ValidateMutatingWebhookConfiguration(o)
@@ -87,6 +90,9 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		return errs
 	}
 	if errs, ok := validatePolicyKinds(obj, old); ok {
+		return errs
+	}
+	if errs, ok := validateAPIRegistrationKinds(obj, old); ok {
 		return errs
 	}
 	if !knownKind(obj) {
