@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
@@ -247,14 +249,44 @@ func (h *Handler) kubelet() (*kubeletclient.Client, error) {
 	return h.Kubelet, nil
 }
 
+// logWebSocketProtocols are the WebSocket subprotocols pods/log speaks,
+// as upstream's wsstream.NewDefaultReaderProtocols.
+var logWebSocketProtocols = []string{"binary.k8s.io", "base64.binary.k8s.io"}
+
+// checkLogWebSocket refuses a WebSocket request for a log that offers
+// subprotocols, none of them one pods/log speaks (offering none is
+// binary.k8s.io).
+func checkLogWebSocket(r *http.Request) error {
+	var offered []string
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				offered = append(offered, p)
+			}
+		}
+	}
+	if len(offered) == 0 || slices.ContainsFunc(offered, func(p string) bool { return slices.Contains(logWebSocketProtocols, p) }) {
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("unsupported WebSocket subprotocols %v: pods/log speaks %s", offered, strings.Join(logWebSocketProtocols, ", ")))
+}
+
 // podLog serves GET pods/{name}/log: the container's log, streamed from
-// the kubelet of the pod's node (flushed as it comes when following).
+// the kubelet of the pod's node (flushed as it comes when following),
+// over plain HTTP or, when the client asks for one, a WebSocket.
 func (h *Handler) podLog(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {
 	gr := schema.GroupResource{Resource: "pods/log"}
 	opts, err := parseLogOptions(r.URL.Query())
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
 		return
+	}
+	websocket := wsstream.IsWebSocketRequest(r)
+	if websocket {
+		if err := checkLogWebSocket(r); err != nil {
+			h.writeError(w, r, err, gr, name)
+			return
+		}
 	}
 	kc, err := h.kubelet()
 	if err != nil {
@@ -290,11 +322,41 @@ func (h *Handler) podLog(w http.ResponseWriter, r *http.Request, s *registry.Sto
 		h.writeError(w, r, kubeletError(resp.StatusCode, strings.TrimSpace(string(body)), gr, name), gr, name)
 		return
 	}
+	if websocket {
+		// Upstream's StreamObject: an empty message, then the log as
+		// binary messages (binary.k8s.io, or no subprotocol) or base64
+		// text messages (base64.binary.k8s.io).
+		ws := wsstream.NewReader(&errorAfterData{r: resp.Body}, true, wsstream.NewDefaultReaderProtocols())
+		if err := ws.Copy(w, r); err != nil {
+			klog.FromContext(r.Context()).V(2).Info("log stream over WebSocket ended", "pod", klog.KRef(ns, name), "err", err)
+		}
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusOK)
 	if err := copyStream(w, resp.Body, opts.Follow); err != nil && r.Context().Err() == nil {
 		klog.FromContext(r.Context()).V(2).Info("log stream ended", "pod", klog.KRef(ns, name), "err", err)
 	}
+}
+
+// errorAfterData is r, except that a read that returns data and an error
+// returns the data alone, and the error on the next read: wsstream's
+// Reader drops data that comes with io.EOF, as a kubelet's last read of
+// a short log does.
+type errorAfterData struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errorAfterData) Read(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.r.Read(p)
+	if n > 0 && err != nil {
+		e.err, err = err, nil
+	}
+	return n, err
 }
 
 // kubeletError is upstream's GenericHttpResponseChecker: a kubelet's 400

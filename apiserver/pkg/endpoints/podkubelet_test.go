@@ -289,3 +289,52 @@ func TestUpgradeProxy(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckLogWebSocket(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		offered []string
+		wantErr bool
+	}{
+		{"none offered", nil, false},
+		{"base64", []string{"base64.binary.k8s.io"}, false},
+		{"binary among others", []string{"v4.channel.k8s.io, binary.k8s.io"}, false},
+		{"only others", []string{"v4.channel.k8s.io", "channel.k8s.io"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/a/pods/b/log", nil)
+			for _, p := range tc.offered {
+				r.Header.Add("Sec-WebSocket-Protocol", p)
+			}
+			err := checkLogWebSocket(r)
+			if (err != nil) != tc.wantErr || (err != nil && !apierrors.IsBadRequest(err)) {
+				t.Errorf("err = %v, want a BadRequest: %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// dataWithEOF returns all its data with io.EOF, as an HTTP body may.
+type dataWithEOF struct{ data string }
+
+func (d *dataWithEOF) Read(p []byte) (int, error) {
+	n := copy(p, d.data)
+	d.data = d.data[n:]
+	if d.data == "" {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func TestErrorAfterData(t *testing.T) {
+	r := &errorAfterData{r: &dataWithEOF{data: "last lines\n"}}
+	buf := make([]byte, 64)
+	if n, err := r.Read(buf); n != len("last lines\n") || err != nil {
+		t.Errorf("first read: %d, %v; want the data without the error", n, err)
+	}
+	for range 2 {
+		if n, err := r.Read(buf); n != 0 || err != io.EOF {
+			t.Errorf("later read: %d, %v; want io.EOF", n, err)
+		}
+	}
+}
