@@ -28,6 +28,7 @@ import (
 	"skiff.dev/controller-manager/pkg/controller/rootcacertpublisher"
 	"skiff.dev/controller-manager/pkg/controller/serviceaccount"
 	"skiff.dev/controller-manager/pkg/controller/statefulset"
+	"skiff.dev/controller-manager/pkg/controller/volume/persistentvolume"
 )
 
 // RunFunc runs a built controller until ctx ends.
@@ -62,6 +63,7 @@ func Controllers() []Controller {
 		{Name: "disruption", Init: startDisruption},
 		{Name: "endpoint", Init: startEndpoint},
 		{Name: "endpointslice", Init: startEndpointSlice},
+		{Name: "persistentvolume-binder", Init: startPersistentVolumeBinder},
 	}
 }
 
@@ -108,6 +110,8 @@ type ControllerOptions struct {
 
 	RootCAFile string
 
+	PVClaimBinderSyncPeriod time.Duration
+
 	ConcurrentEndpointSyncs         int
 	EndpointUpdatesBatchPeriod      time.Duration
 	ConcurrentServiceEndpointSyncs  int
@@ -145,6 +149,8 @@ func defaultControllerOptions() ControllerOptions {
 		ConcurrentEndpointSyncs:        5,
 		ConcurrentServiceEndpointSyncs: 5,
 		MaxEndpointsPerSlice:           endpointslice.DefaultMaxEndpointsPerSlice,
+
+		PVClaimBinderSyncPeriod: persistentvolume.DefaultSyncPeriod,
 	}
 }
 
@@ -176,6 +182,7 @@ func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentServiceEndpointSyncs, "concurrent-service-endpoint-syncs", o.ConcurrentServiceEndpointSyncs, "Services whose EndpointSlices are synced at once.")
 	fs.IntVar(&o.MaxEndpointsPerSlice, "max-endpoints-per-slice", o.MaxEndpointsPerSlice, "The most endpoints one EndpointSlice holds (1 to 1000).")
 	fs.DurationVar(&o.EndpointSliceUpdatesBatchPeriod, "endpointslice-updates-batch-period", o.EndpointSliceUpdatesBatchPeriod, "How long pod changes are gathered before a Service's EndpointSlices are synced (0: none).")
+	fs.DurationVar(&o.PVClaimBinderSyncPeriod, "pvclaimbinder-sync-period", o.PVClaimBinderSyncPeriod, "How often every PersistentVolume and claim is synced again without an event.")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "The cluster CA published as kube-root-ca.crt in every namespace; empty: the CA of --kubeconfig.")
 }
 
@@ -412,6 +419,18 @@ func startCronJob(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
 		return nil, err
 	}
 	return workers(c.Run, cc.Options.Controller.ConcurrentCronJobSyncs), nil
+}
+
+func startPersistentVolumeBinder(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers
+	c, err := persistentvolume.NewController(cc.Client, f.Core().V1().PersistentVolumes(), f.Core().V1().PersistentVolumeClaims(),
+		f.Storage().V1().StorageClasses(), f.Core().V1().Pods(), cc.Recorder(persistentvolume.ControllerName), cc.Metrics,
+		persistentvolume.Options{SyncPeriod: cc.Options.Controller.PVClaimBinderSyncPeriod})
+	if err != nil {
+		return nil, err
+	}
+	// One worker, as upstream: binding decisions read one consistent cache.
+	return workers(c.Run, 1), nil
 }
 
 // workers binds a controller's Run to its worker count.
