@@ -206,7 +206,7 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 		Args:       expand(c.Args),
 		Env:        env,
 		WorkingDir: c.WorkingDir,
-		Hostname:   s.Pod.Name,
+		Hostname:   podHostname(s.Pod),
 		LogPath:    h.logPath(s.Pod, c.Name, attempt),
 	}
 	if s.Sandbox != nil {

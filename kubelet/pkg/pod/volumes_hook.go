@@ -158,10 +158,7 @@ func (h *VolumesHook) Destroy(_ context.Context, s *State) error {
 func (h *VolumesHook) etcFiles(s *State) error {
 	s.EtcMounts = nil
 	dir := filepath.Join(h.Dir, string(s.Pod.UID))
-	hostname := s.Pod.Name
-	if s.Pod.Spec.Hostname != "" {
-		hostname = s.Pod.Spec.Hostname
-	}
+	hostname := podHostname(s.Pod)
 	var hosts strings.Builder
 	if s.Pod.Spec.HostNetwork {
 		if h.NodeHosts != "" {
