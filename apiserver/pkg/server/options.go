@@ -15,7 +15,8 @@ import (
 
 // AdmissionPlugins are the plugins skiff has, in the order they run.
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "PodSecurity", "Priority",
-	"DefaultTolerationSeconds", "RuntimeClass", "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ResourceQuota"}
+	"DefaultTolerationSeconds", "DefaultStorageClass",
+	"StorageObjectInUseProtection", "RuntimeClass", "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // Options are skiff-apiserver's flags.
 type Options struct {

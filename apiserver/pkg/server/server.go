@@ -145,6 +145,8 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		&admission.PodSecurity{Labels: s.nsLifecycle.Labels, DefaultLevel: o.PodSecurityDefaultLevel},
 		&admission.Priority{Objects: objs},
 		&admission.DefaultTolerationSeconds{Seconds: 300},
+		&admission.DefaultStorageClass{Objects: objs},
+		&admission.StorageObjectInUseProtection{},
 		&admission.RuntimeClass{Objects: objs},
 		admission.MutatingWebhooks{Webhooks: s.webhooks},
 		s.policies,
