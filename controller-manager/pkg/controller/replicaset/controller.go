@@ -10,11 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -40,8 +40,10 @@ type Options struct {
 	Clock clock.Clock
 }
 
-// Controller is the ReplicaSet controller.
+// Controller is the ReplicaSet controller, or, over another Kind, the
+// controller of that kind of replicated pods.
 type Controller struct {
+	name          string
 	client        kubernetes.Interface
 	podControl    controllerutil.PodControl
 	recorder      record.EventRecorder
@@ -49,7 +51,8 @@ type Controller struct {
 	clock         clock.Clock
 	burstReplicas int
 
-	rsLister   appslisters.ReplicaSetLister
+	kind       Kind
+	gvk        schema.GroupVersionKind
 	rsIndexer  cache.Indexer
 	podIndexer cache.Indexer
 	synced     []cache.InformerSynced
@@ -58,11 +61,18 @@ type Controller struct {
 	queue        workqueue.TypedRateLimitingInterface[string]
 }
 
-var controllerKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
-
-// NewController builds the controller and registers its informer handlers
-// and indexes. recorder's events should have ControllerName as source.
+// NewController builds the ReplicaSet controller and registers its informer
+// handlers and indexes. recorder's events should have ControllerName as
+// source.
 func NewController(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInformer, podInformer coreinformers.PodInformer,
+	recorder record.EventRecorder, m *metrics.Metrics, opts Options) *Controller {
+	return NewBaseController(ControllerName, "replicaset", client, replicaSets{client: client, informer: rsInformer},
+		podInformer, recorder, m, opts)
+}
+
+// NewBaseController builds the controller of kind's objects; name names its
+// workers (in logs and metrics) and queueName its work queue.
+func NewBaseController(name, queueName string, client kubernetes.Interface, kind Kind, podInformer coreinformers.PodInformer,
 	recorder record.EventRecorder, m *metrics.Metrics, opts Options) *Controller {
 	if opts.BurstReplicas <= 0 {
 		opts.BurstReplicas = BurstReplicas
@@ -71,26 +81,28 @@ func NewController(client kubernetes.Interface, rsInformer appsinformers.Replica
 		opts.Clock = clock.RealClock{}
 	}
 	c := &Controller{
+		name:          name,
 		client:        client,
 		podControl:    controllerutil.RealPodControl{Client: client, Recorder: recorder},
 		recorder:      recorder,
 		metrics:       m,
 		clock:         opts.Clock,
 		burstReplicas: opts.BurstReplicas,
-		rsLister:      rsInformer.Lister(),
-		rsIndexer:     rsInformer.Informer().GetIndexer(),
+		kind:          kind,
+		gvk:           kind.GroupVersionKind(),
+		rsIndexer:     kind.Informer().GetIndexer(),
 		podIndexer:    podInformer.Informer().GetIndexer(),
-		synced:        []cache.InformerSynced{rsInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		synced:        []cache.InformerSynced{kind.Informer().HasSynced, podInformer.Informer().HasSynced},
 		expectations:  controllerutil.NewExpectations(opts.Clock),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			metrics.QueueConfig[string](m, "replicaset")),
+			metrics.QueueConfig[string](m, queueName)),
 	}
-	for _, inf := range []cache.SharedIndexInformer{rsInformer.Informer(), podInformer.Informer()} {
+	for _, inf := range []cache.SharedIndexInformer{kind.Informer(), podInformer.Informer()} {
 		if err := controllerutil.AddControllerUIDIndex(inf); err != nil {
 			utilruntime.HandleError(fmt.Errorf("adding the controller index: %w", err))
 		}
 	}
-	_, _ = rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, _ = kind.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
 		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
 		DeleteFunc: c.deleteRS,
@@ -106,7 +118,7 @@ func NewController(client kubernetes.Interface, rsInformer appsinformers.Replica
 // Run waits for the informer caches, then runs workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	return controllerutil.Workers{
-		Name: ControllerName, Queue: c.queue, Sync: c.sync, Metrics: c.metrics, Synced: c.synced,
+		Name: c.name, Queue: c.queue, Sync: c.sync, Metrics: c.metrics, Synced: c.synced,
 	}.Run(ctx, workers)
 }
 
@@ -128,20 +140,10 @@ func (c *Controller) enqueueAfter(rs *appsv1.ReplicaSet, after time.Duration) {
 	c.queue.AddAfter(key, after)
 }
 
+// deleteRS handles the removal of one of the kind's objects (or its
+// tombstone).
 func (c *Controller) deleteRS(obj any) {
-	rs, ok := obj.(*appsv1.ReplicaSet)
-	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
-			return
-		}
-		if rs, ok = tomb.Obj.(*appsv1.ReplicaSet); !ok {
-			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a ReplicaSet %#v", obj))
-			return
-		}
-	}
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(rs)
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
@@ -153,10 +155,10 @@ func (c *Controller) deleteRS(obj any) {
 // resolveControllerRef returns the ReplicaSet ref points to, or nil when
 // it is not a ReplicaSet of this cache with that UID.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref.Kind != controllerKind.Kind {
+	if ref.Kind != c.gvk.Kind {
 		return nil
 	}
-	rs, err := c.rsLister.ReplicaSets(namespace).Get(ref.Name)
+	rs, err := c.kind.Get(namespace, ref.Name)
 	if err != nil || rs.UID != ref.UID {
 		return nil
 	}
@@ -169,7 +171,7 @@ func (c *Controller) replicaSetsForOrphan(pod *corev1.Pod) []*appsv1.ReplicaSet 
 	if len(pod.Labels) == 0 {
 		return nil
 	}
-	all, err := c.rsLister.ReplicaSets(pod.Namespace).List(labels.Everything())
+	all, err := c.kind.List(pod.Namespace)
 	if err != nil {
 		return nil
 	}

@@ -26,7 +26,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	cached, err := c.rsLister.ReplicaSets(namespace).Get(name)
+	cached, err := c.kind.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
 		logger.V(4).Info("ReplicaSet has been deleted", "replicaSet", key)
 		c.expectations.Delete(key)
@@ -40,6 +40,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		// Validation rejects such selectors; retrying would not help.
 		logger.Error(err, "Invalid selector", "replicaSet", key)
+		return nil
+	}
+	if selector.Empty() {
+		// It would claim every pod of the namespace; validation refuses it.
+		c.recorder.Event(c.kind.Object(cached), corev1.EventTypeWarning, "InvalidSelector", "The selector is empty: no pods are managed")
 		return nil
 	}
 	pods, err := c.claimPods(ctx, cached, selector)
@@ -84,9 +89,9 @@ func (c *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, selec
 	}
 	candidates := controllerutil.FilterActivePods(append(owned, orphans...))
 	canAdopt := controllerutil.RecheckDeletionTimestamp(rs.UID, func(ctx context.Context) (metav1.Object, error) {
-		return c.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+		return c.kind.GetLive(ctx, rs.Namespace, rs.Name)
 	})
-	m := controllerutil.NewPodRefManager(c.client, rs, controllerKind.GroupVersion().String(), controllerKind.Kind, selector, canAdopt)
+	m := controllerutil.NewPodRefManager(c.client, rs, c.gvk.GroupVersion().String(), c.gvk.Kind, selector, canAdopt)
 	return m.Claim(ctx, candidates)
 }
 
@@ -113,9 +118,10 @@ func (c *Controller) createPods(ctx context.Context, rs *appsv1.ReplicaSet, key 
 	// Expect them all before the first create: a pod's add event may come
 	// back before the create call returns.
 	c.expectations.ExpectCreations(key, n)
-	ref := controllerutil.NewControllerRef(rs, controllerKind.GroupVersion().String(), controllerKind.Kind)
+	ref := controllerutil.NewControllerRef(rs, c.gvk.GroupVersion().String(), c.gvk.Kind)
+	owner := c.kind.Object(rs)
 	created, err := controllerutil.SlowStartBatch(n, controllerutil.SlowStartInitialBatchSize, func() error {
-		err := c.podControl.CreatePod(ctx, rs.Namespace, &rs.Spec.Template, rs, ref)
+		err := c.podControl.CreatePod(ctx, rs.Namespace, &rs.Spec.Template, owner, ref)
 		if err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			// Every create fails while the namespace goes away; nothing to
 			// retry.
@@ -141,13 +147,14 @@ func (c *Controller) deletePods(ctx context.Context, rs *appsv1.ReplicaSet, key 
 	}
 	// Expect the deletions before issuing them, as for creations.
 	c.expectations.ExpectDeletions(key, podKeys)
+	owner := c.kind.Object(rs)
 	errCh := make(chan error, len(victims))
 	var wg sync.WaitGroup
 	wg.Add(len(victims))
 	for _, p := range victims {
 		go func(p *corev1.Pod) {
 			defer wg.Done()
-			if err := c.podControl.DeletePod(ctx, rs.Namespace, p.Name, rs); err != nil {
+			if err := c.podControl.DeletePod(ctx, rs.Namespace, p.Name, owner); err != nil {
 				// This deletion will never be observed.
 				c.expectations.DeletionObserved(key, controllerutil.PodKey(p))
 				if !apierrors.IsNotFound(err) {
@@ -180,15 +187,15 @@ func (c *Controller) podsToDelete(rs *appsv1.ReplicaSet, pods []*corev1.Pod, n i
 // relatedPods returns the pods of rs and of the ReplicaSets that share its
 // controller.
 func (c *Controller) relatedPods(rs *appsv1.ReplicaSet) []*corev1.Pod {
-	siblings := []*appsv1.ReplicaSet{rs}
+	siblings := []metav1.Object{rs}
 	if ref := metav1.GetControllerOfNoCopy(rs); ref != nil {
-		if all, err := controllerutil.ByController[*appsv1.ReplicaSet](c.rsIndexer, ref.UID); err == nil && len(all) > 0 {
+		if all, err := controllerutil.ByController[metav1.Object](c.rsIndexer, ref.UID); err == nil && len(all) > 0 {
 			siblings = all
 		}
 	}
 	var out []*corev1.Pod
 	for _, s := range siblings {
-		pods, err := controllerutil.ByController[*corev1.Pod](c.podIndexer, s.UID)
+		pods, err := controllerutil.ByController[*corev1.Pod](c.podIndexer, s.GetUID())
 		if err == nil {
 			out = append(out, pods...)
 		}
@@ -245,14 +252,14 @@ func (c *Controller) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, st
 		klog.FromContext(ctx).V(4).Info("Updating status", "replicaSet", klog.KObj(rs),
 			"replicas", status.Replicas, "ready", status.ReadyReplicas, "available", status.AvailableReplicas)
 		rs.Status = status
-		updated, err := c.client.AppsV1().ReplicaSets(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{})
+		updated, err := c.kind.UpdateStatus(ctx, rs)
 		if err == nil {
 			return updated, nil
 		}
 		if attempt >= 1 || !apierrors.IsConflict(err) {
-			return nil, fmt.Errorf("updating status of ReplicaSet %s/%s: %w", rs.Namespace, rs.Name, err)
+			return nil, fmt.Errorf("updating status of %s %s/%s: %w", c.gvk.Kind, rs.Namespace, rs.Name, err)
 		}
-		fresh, getErr := c.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+		fresh, getErr := c.kind.GetLive(ctx, rs.Namespace, rs.Name)
 		if getErr != nil {
 			return nil, getErr
 		}
