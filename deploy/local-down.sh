@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stop what local-up.sh started and remove what it put into the kernel: the
 # pods' containers, network namespaces and mounts, the pod bridge and the
-# traffic-safety routes, the proxy's iptables chains. The certificates and etcd data in $SKIFF_HOME stay.
+# traffic-safety routes, the proxy's iptables chains; skiff-dns. The certificates and etcd data in $SKIFF_HOME stay.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SKIFF_HOME="${SKIFF_HOME:-$ROOT/.skiff}"
@@ -26,7 +26,10 @@ stop() {
 	rm -f "$pidfile"
 }
 
-# The kubelet first: it leaves its containers running (a restarted kubelet
+# skiff-dns while the API server still runs: on a clean stop it deletes its
+# EndpointSlice of the kube-dns Service.
+stop dns
+# The kubelet next: it leaves its containers running (a restarted kubelet
 # adopts them), so they are removed here, while containerd still runs.
 stop kubelet
 if [ -S "$CTRD_SOCK" ]; then

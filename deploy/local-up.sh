@@ -159,6 +159,40 @@ until curl -fsS "http://127.0.0.1:10256/healthz" >/dev/null 2>&1; do
 done
 log "proxy healthy; service range 10.96.0.0/16 routed to skiff-svc0, egress guard in place"
 
+# Cluster DNS (docs/dns.md): CoreDNS with its kubernetes plugin, as
+# system:skiff-dns, on port 53 of the node. It keeps the kube-dns Service at
+# 10.96.0.10 (the tenth address of the service range) and an EndpointSlice
+# naming this node's address, which the proxy DNATs the Service to. The
+# node's address is the kubelet's (its first global IPv4 address).
+NODE_IP="$(ip -4 -o addr show scope global up | awk '$2 != "skiff0" && $2 != "skiff-svc0" { split($4, a, "/"); print a[1]; exit }')"
+if [ -z "$NODE_IP" ]; then
+	echo "skiff up: no global IPv4 address for the node" >&2
+	exit 1
+fi
+start dns "$BIN/skiff-dns" \
+	--kubeconfig "$SKIFF_HOME/dns.kubeconfig" \
+	--hostname-override "$NODE" \
+	--advertise-address "$NODE_IP" \
+	--cluster-ip 10.96.0.10 \
+	--cluster-domain cluster.local \
+	--health-bind-address 127.0.0.1:8080 \
+	--ready-bind-address 127.0.0.1:8181 \
+	--metrics-bind-address :9153
+deadline=$((SECONDS + 30))
+until curl -fsS "http://127.0.0.1:8181/ready" >/dev/null 2>&1; do
+	if ! running dns; then
+		echo "skiff up: skiff-dns exited; see $SKIFF_HOME/logs/dns.log" >&2
+		tail -20 "$SKIFF_HOME/logs/dns.log" >&2
+		exit 1
+	fi
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		echo "skiff up: skiff-dns is not ready after 30s; see $SKIFF_HOME/logs/dns.log" >&2
+		exit 1
+	fi
+	sleep 0.2
+done
+log "skiff-dns ready; kube-dns Service at 10.96.0.10 -> $NODE_IP:53"
+
 registries=()
 if [ -f "$SKIFF_HOME/registries.yaml" ]; then
 	registries=(--registries-config "$SKIFF_HOME/registries.yaml")
@@ -175,6 +209,8 @@ start kubelet "$BIN/skiff-kubelet" \
 	--client-ca-file "$SKIFF_HOME/pki/ca.crt" \
 	--tls-cert-file "$SKIFF_HOME/pki/kubelet-$NODE.crt" \
 	--tls-private-key-file "$SKIFF_HOME/pki/kubelet-$NODE.key" \
+	--cluster-dns 10.96.0.10 \
+	--cluster-domain cluster.local \
 	"${registries[@]}"
 wait_healthy kubelet 10250
 
