@@ -19,15 +19,18 @@ import (
 	"skiff.dev/controller-manager/pkg/controller/endpoints"
 	"skiff.dev/controller-manager/pkg/controller/endpointslice"
 	"skiff.dev/controller-manager/pkg/controller/garbagecollector"
+	"skiff.dev/controller-manager/pkg/controller/job"
 	"skiff.dev/controller-manager/pkg/controller/namespace"
 	"skiff.dev/controller-manager/pkg/controller/nodeipam"
 	"skiff.dev/controller-manager/pkg/controller/nodelifecycle"
 	"skiff.dev/controller-manager/pkg/controller/podgc"
 	"skiff.dev/controller-manager/pkg/controller/replicaset"
+	"skiff.dev/controller-manager/pkg/controller/replicationcontroller"
 	"skiff.dev/controller-manager/pkg/controller/resourcequota"
 	"skiff.dev/controller-manager/pkg/controller/rootcacertpublisher"
 	"skiff.dev/controller-manager/pkg/controller/serviceaccount"
 	"skiff.dev/controller-manager/pkg/controller/statefulset"
+	"skiff.dev/controller-manager/pkg/controller/ttlafterfinished"
 	"skiff.dev/controller-manager/pkg/controller/volume/persistentvolume"
 )
 
@@ -52,10 +55,13 @@ func Controllers() []Controller {
 		{Name: "namespace", Init: startNamespace},
 		{Name: "garbage-collector", Init: startGarbageCollector},
 		{Name: "replicaset", Init: startReplicaSet},
+		{Name: "replicationcontroller", Init: startReplicationController},
 		{Name: "deployment", Init: startDeployment},
 		{Name: "daemonset", Init: startDaemonSet},
 		{Name: "statefulset", Init: startStatefulSet},
 		{Name: "cronjob", Init: startCronJob},
+		{Name: "job", Init: startJob},
+		{Name: "ttl-after-finished", Init: startTTLAfterFinished},
 		{Name: "node-ipam", Init: startNodeIPAM},
 		{Name: "node-lifecycle", Init: startNodeLifecycle},
 		{Name: "pod-garbage-collector", Init: startPodGC},
@@ -105,6 +111,10 @@ type ControllerOptions struct {
 
 	ConcurrentStatefulSetSyncs int
 
+	ConcurrentJobSyncs              int
+	ConcurrentTTLAfterFinishedSyncs int
+	ConcurrentRCSyncs               int
+
 	ConcurrentResourceQuotaSyncs int
 	ResourceQuotaSyncPeriod      time.Duration
 
@@ -143,6 +153,10 @@ func defaultControllerOptions() ControllerOptions {
 
 		ConcurrentStatefulSetSyncs: 5,
 
+		ConcurrentJobSyncs:              5,
+		ConcurrentTTLAfterFinishedSyncs: 5,
+		ConcurrentRCSyncs:               5,
+
 		ConcurrentResourceQuotaSyncs: 5,
 		ResourceQuotaSyncPeriod:      resourcequota.DefaultSyncPeriod,
 
@@ -162,6 +176,9 @@ func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ConcurrentNamespaceSyncs, "concurrent-namespace-syncs", o.ConcurrentNamespaceSyncs, "Namespaces deleted at once.")
 	fs.IntVar(&o.ConcurrentCronJobSyncs, "concurrent-cron-job-syncs", o.ConcurrentCronJobSyncs, "CronJobs synced at once.")
 	fs.IntVar(&o.ConcurrentStatefulSetSyncs, "concurrent-statefulset-syncs", o.ConcurrentStatefulSetSyncs, "StatefulSets synced at once.")
+	fs.IntVar(&o.ConcurrentJobSyncs, "concurrent-job-syncs", o.ConcurrentJobSyncs, "Jobs synced at once.")
+	fs.IntVar(&o.ConcurrentTTLAfterFinishedSyncs, "concurrent-ttl-after-finished-syncs", o.ConcurrentTTLAfterFinishedSyncs, "Finished Jobs checked for their TTL at once.")
+	fs.IntVar(&o.ConcurrentRCSyncs, "concurrent-rc-syncs", o.ConcurrentRCSyncs, "ReplicationControllers synced at once.")
 	fs.DurationVar(&o.NamespaceSyncPeriod, "namespace-sync-period", o.NamespaceSyncPeriod, "How often terminating namespaces are looked at again.")
 	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Give every Node a spec.podCIDR from --cluster-cidr.")
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' address range, cut into one subnet per node.")
@@ -200,6 +217,10 @@ func (o *ControllerOptions) validate() []error {
 		"--concurrent-cron-job-syncs": o.ConcurrentCronJobSyncs,
 
 		"--concurrent-statefulset-syncs": o.ConcurrentStatefulSetSyncs,
+
+		"--concurrent-job-syncs":                o.ConcurrentJobSyncs,
+		"--concurrent-ttl-after-finished-syncs": o.ConcurrentTTLAfterFinishedSyncs,
+		"--concurrent-rc-syncs":                 o.ConcurrentRCSyncs,
 
 		"--concurrent-endpoint-syncs":         o.ConcurrentEndpointSyncs,
 		"--concurrent-service-endpoint-syncs": o.ConcurrentServiceEndpointSyncs,
@@ -291,6 +312,25 @@ func startReplicaSet(ctx context.Context, cc *ControllerContext) (RunFunc, error
 	c := replicaset.NewController(cc.Client, cc.Informers.Apps().V1().ReplicaSets(), cc.Informers.Core().V1().Pods(),
 		cc.Recorder(replicaset.ControllerName), cc.Metrics, replicaset.Options{})
 	return workers(c.Run, cc.Options.Controller.ConcurrentReplicaSetSyncs), nil
+}
+
+func startReplicationController(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers.Core().V1()
+	c := replicationcontroller.NewController(cc.Client, f.ReplicationControllers(), f.Pods(),
+		cc.Recorder(replicationcontroller.ControllerName), cc.Metrics, replicaset.Options{})
+	return workers(c.Run, cc.Options.Controller.ConcurrentRCSyncs), nil
+}
+
+func startJob(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	c := job.NewController(cc.Client, cc.Informers.Batch().V1().Jobs(), cc.Informers.Core().V1().Pods(),
+		cc.Recorder(job.ControllerName), cc.Metrics, job.Options{})
+	return workers(c.Run, cc.Options.Controller.ConcurrentJobSyncs), nil
+}
+
+func startTTLAfterFinished(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	c := ttlafterfinished.NewController(cc.Client, cc.Informers.Batch().V1().Jobs(),
+		cc.Recorder(ttlafterfinished.ControllerName), cc.Metrics, ttlafterfinished.Options{})
+	return workers(c.Run, cc.Options.Controller.ConcurrentTTLAfterFinishedSyncs), nil
 }
 
 func startDeployment(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
