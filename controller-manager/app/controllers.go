@@ -31,7 +31,9 @@ import (
 	"skiff.dev/controller-manager/pkg/controller/serviceaccount"
 	"skiff.dev/controller-manager/pkg/controller/statefulset"
 	"skiff.dev/controller-manager/pkg/controller/ttlafterfinished"
+	"skiff.dev/controller-manager/pkg/controller/volume/ephemeral"
 	"skiff.dev/controller-manager/pkg/controller/volume/persistentvolume"
+	"skiff.dev/controller-manager/pkg/controller/volume/protection"
 )
 
 // RunFunc runs a built controller until ctx ends.
@@ -70,6 +72,9 @@ func Controllers() []Controller {
 		{Name: "endpoint", Init: startEndpoint},
 		{Name: "endpointslice", Init: startEndpointSlice},
 		{Name: "persistentvolume-binder", Init: startPersistentVolumeBinder},
+		{Name: "persistentvolumeclaim-protection", Init: startPVCProtection},
+		{Name: "persistentvolume-protection", Init: startPVProtection},
+		{Name: "ephemeral-volume", Init: startEphemeralVolume},
 	}
 }
 
@@ -471,6 +476,33 @@ func startPersistentVolumeBinder(ctx context.Context, cc *ControllerContext) (Ru
 	}
 	// One worker, as upstream: binding decisions read one consistent cache.
 	return workers(c.Run, 1), nil
+}
+
+func startPVCProtection(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers.Core().V1()
+	c, err := protection.NewPVCController(cc.Client, f.PersistentVolumeClaims(), f.Pods(), cc.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 1), nil
+}
+
+func startPVProtection(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	c, err := protection.NewPVController(cc.Client, cc.Informers.Core().V1().PersistentVolumes(), cc.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 1), nil
+}
+
+func startEphemeralVolume(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers.Core().V1()
+	c, err := ephemeral.NewController(cc.Client, f.Pods(), f.PersistentVolumeClaims(), cc.Recorder(ephemeral.ControllerName), cc.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	// Upstream's --concurrent-ephemeralvolume-syncs default.
+	return workers(c.Run, 5), nil
 }
 
 // workers binds a controller's Run to its worker count.
