@@ -23,3 +23,13 @@ func podHostname(p *corev1.Pod) string {
 	}
 	return strings.TrimRight(hostname[:utilvalidation.DNS1123LabelMaxLength], "-.")
 }
+
+// podHostDomain is the domain of a pod with spec.subdomain,
+// "<subdomain>.<namespace>.svc.<cluster domain>", or "" without one, as
+// upstream's GeneratePodHostNameAndDomain.
+func podHostDomain(p *corev1.Pod, clusterDomain string) string {
+	if p.Spec.Subdomain == "" {
+		return ""
+	}
+	return p.Spec.Subdomain + "." + p.Namespace + ".svc." + clusterDomain
+}

@@ -29,3 +29,54 @@ func TestPodHostname(t *testing.T) {
 		})
 	}
 }
+
+// TestEtcHostsSubdomain: a pod with spec.subdomain (a StatefulSet's) gets
+// its FQDN in /etc/hosts, "<ip> <hostname>.<subdomain>.<ns>.svc.<domain>
+// <hostname>", as upstream's managedHostsFileContent; every pod off the
+// host network gets /etc/hostname with its hostname.
+func TestEtcHostsSubdomain(t *testing.T) {
+	const header = "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+	tests := []struct {
+		name                string
+		hostname, subdomain string
+		hostNetwork         bool
+		wantHosts           string
+		wantHostname        string // "": no /etc/hostname mount
+	}{
+		{name: "no subdomain", wantHosts: header + "10.244.1.7\tweb-0\n", wantHostname: "web-0\n"},
+		{name: "subdomain", subdomain: "nginx",
+			wantHosts: header + "10.244.1.7\tweb-0.nginx.ns1.svc.cluster.local\tweb-0\n", wantHostname: "web-0\n"},
+		{name: "hostname and subdomain", hostname: "db", subdomain: "nginx",
+			wantHosts: header + "10.244.1.7\tdb.nginx.ns1.svc.cluster.local\tdb\n", wantHostname: "db\n"},
+		{name: "host network keeps the node's hostname", subdomain: "nginx", hostNetwork: true, wantHosts: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &VolumesHook{Dir: t.TempDir(), DNS: DNSConfigurer{ClusterDomain: "cluster.local"}}
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "ns1", UID: "uid-1"},
+				Spec: corev1.PodSpec{Hostname: tt.hostname, Subdomain: tt.subdomain, HostNetwork: tt.hostNetwork}}
+			s := NewState(p)
+			s.Sandbox = &Sandbox{IPs: []string{"10.244.1.7"}}
+			if err := h.etcFiles(s); err != nil {
+				t.Fatal(err)
+			}
+			mounts := map[string]string{}
+			for _, m := range s.EtcMounts {
+				mounts[m.Destination] = m.Source
+			}
+			if src, ok := mounts["/etc/hosts"]; ok != (tt.wantHosts != "") || ok && read(t, src) != tt.wantHosts {
+				t.Errorf("/etc/hosts (mounted %v):\n%q\nwant\n%q", ok, readIf(t, src), tt.wantHosts)
+			}
+			if src, ok := mounts["/etc/hostname"]; ok != (tt.wantHostname != "") || ok && read(t, src) != tt.wantHostname {
+				t.Errorf("/etc/hostname (mounted %v): %q, want %q", ok, readIf(t, src), tt.wantHostname)
+			}
+		})
+	}
+}
+
+func readIf(t *testing.T, p string) string {
+	if p == "" {
+		return ""
+	}
+	return read(t, p)
+}

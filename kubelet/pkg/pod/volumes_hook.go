@@ -174,8 +174,16 @@ func (h *VolumesHook) etcFiles(s *State) error {
 	} else {
 		hosts.WriteString("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
 		if s.Sandbox != nil {
+			// A pod with a subdomain (a StatefulSet's) also has its FQDN,
+			// <hostname>.<subdomain>.<namespace>.svc.<cluster domain>, as
+			// upstream's managedHostsFileContent writes it.
+			domain := podHostDomain(s.Pod, h.DNS.ClusterDomain)
 			for _, ip := range s.Sandbox.IPs {
-				fmt.Fprintf(&hosts, "%s\t%s\n", ip, hostname)
+				if domain != "" {
+					fmt.Fprintf(&hosts, "%s\t%s.%s\t%s\n", ip, hostname, domain, hostname)
+				} else {
+					fmt.Fprintf(&hosts, "%s\t%s\n", ip, hostname)
+				}
 			}
 		}
 	}
@@ -189,7 +197,8 @@ func (h *VolumesHook) etcFiles(s *State) error {
 	if err != nil {
 		return err
 	}
-	files := map[string]File{"etc-hosts": {Data: []byte(hosts.String()), Mode: 0o644}, "resolv.conf": {Data: resolv, Mode: 0o644}}
+	files := map[string]File{"etc-hosts": {Data: []byte(hosts.String()), Mode: 0o644}, "resolv.conf": {Data: resolv, Mode: 0o644},
+		"etc-hostname": {Data: []byte(hostname + "\n"), Mode: 0o644}}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -200,6 +209,11 @@ func (h *VolumesHook) etcFiles(s *State) error {
 	}
 	if !s.Pod.Spec.HostNetwork || h.NodeHosts != "" {
 		s.EtcMounts = append(s.EtcMounts, Mount{Source: filepath.Join(dir, "etc-hosts"), Destination: "/etc/hosts"})
+	}
+	if !s.Pod.Spec.HostNetwork {
+		// The containers' hostname, as the CRI runtime writes it for
+		// upstream's kubelet; a hostNetwork pod keeps the node's.
+		s.EtcMounts = append(s.EtcMounts, Mount{Source: filepath.Join(dir, "etc-hostname"), Destination: "/etc/hostname"})
 	}
 	s.EtcMounts = append(s.EtcMounts, Mount{Source: filepath.Join(dir, "resolv.conf"), Destination: "/etc/resolv.conf"})
 	return nil

@@ -295,11 +295,11 @@ func TestEtcFiles(t *testing.T) {
 		wantResolv string
 		wantMounts int
 	}{
-		{name: "node's resolv.conf", change: func(*corev1.Pod) {}, wantResolv: "nameserver 192.0.2.53\n", wantMounts: 2},
+		{name: "node's resolv.conf", change: func(*corev1.Pod) {}, wantResolv: "nameserver 192.0.2.53\n", wantMounts: 3},
 		{name: "dnsPolicy None", change: func(p *corev1.Pod) {
 			p.Spec.DNSPolicy = corev1.DNSNone
 			p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"1.2.3.4"}, Searches: []string{"a.b"}, Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}}}
-		}, wantResolv: "search a.b\nnameserver 1.2.3.4\noptions ndots:2\n", wantMounts: 2},
+		}, wantResolv: "search a.b\nnameserver 1.2.3.4\noptions ndots:2\n", wantMounts: 3},
 		{name: "hostNetwork gets only resolv.conf without NodeHosts", change: func(p *corev1.Pod) { p.Spec.HostNetwork = true }, wantResolv: "nameserver 192.0.2.53\n", wantMounts: 1},
 	}
 	for _, tt := range tests {
