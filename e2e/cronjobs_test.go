@@ -88,10 +88,12 @@ func checkScheduledJob(t *testing.T, cj *batchv1.CronJob, job *batchv1.Job) time
 	return scheduled
 }
 
-// TestCronJobs runs "* * * * *" CronJobs on the one-node cluster: each
-// gets its Job on the minute, named and annotated for it and owned by the
-// CronJob; at the next minute Forbid leaves the running Job alone and
-// Replace deletes it and starts the next.
+// TestCronJobs runs "* * * * *" CronJobs on the one-node cluster, with the
+// Job controller running their pods: each gets its Job on the minute,
+// named and annotated for it and owned by the CronJob; at the next minute
+// Forbid leaves the running Job alone and Replace deletes it (and its
+// pod) and starts the next; a CronJob whose Jobs succeed keeps only
+// successfulJobsHistoryLimit of them.
 func TestCronJobs(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
@@ -99,7 +101,12 @@ func TestCronJobs(t *testing.T) {
 	for _, cj := range []*batchv1.CronJob{
 		cronJobEvery("forbid", batchv1.ForbidConcurrent, "sleep", "3600"),
 		cronJobEvery("replace", batchv1.ReplaceConcurrent, "sleep", "3600"),
+		cronJobEvery("history", batchv1.AllowConcurrent, "true"),
 	} {
+		if cj.Name == "history" {
+			one := int32(1)
+			cj.Spec.SuccessfulJobsHistoryLimit = &one
+		}
 		out, err := c.client.BatchV1().CronJobs("default").Create(ctx, cj, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -110,7 +117,7 @@ func TestCronJobs(t *testing.T) {
 	// Within a minute of their creation (and a margin for a loaded
 	// machine), each has its first Job.
 	first := map[string]batchv1.Job{}
-	for _, name := range []string{"forbid", "replace"} {
+	for _, name := range []string{"forbid", "replace", "history"} {
 		harness.Poll(t, 90*time.Second, "the first Job of "+name, func() (bool, string) {
 			jobs := c.cronJobs(t, name)
 			if len(jobs) == 0 {
@@ -152,6 +159,13 @@ func TestCronJobs(t *testing.T) {
 		if oldAt := checkScheduledJob(t, created["replace"], &old); !scheduled.After(oldAt) {
 			t.Errorf("the new Job is for %v, the old one for %v", scheduled, oldAt)
 		}
+		harness.Poll(t, 60*time.Second, "the replaced Job's pod gone", func() (bool, string) {
+			pods, err := c.client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + old.Name})
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(pods.Items) == 0, fmt.Sprint(len(pods.Items), " pods")
+		})
 		harness.Poll(t, 30*time.Second, "the replaced Job gone and only the new one active", func() (bool, string) {
 			_, err := c.client.BatchV1().Jobs("default").Get(ctx, old.Name, metav1.GetOptions{})
 			cj, getErr := c.client.BatchV1().CronJobs("default").Get(ctx, "replace", metav1.GetOptions{})
@@ -172,5 +186,33 @@ func TestCronJobs(t *testing.T) {
 		if len(jobs) != 1 || jobs[0].Name != first["forbid"].Name {
 			t.Errorf("forbid's jobs %d (first %s), want only the first", len(jobs), first["forbid"].Name)
 		}
+	})
+
+	t.Run("successfulJobsHistoryLimit keeps the newest succeeded Job", func(t *testing.T) {
+		oldest := first["history"]
+		harness.Poll(t, 180*time.Second, "one succeeded Job of history, not the first", func() (bool, string) {
+			jobs := c.cronJobs(t, "history")
+			if len(jobs) != 1 || jobs[0].Name == oldest.Name {
+				return false, fmt.Sprint(len(jobs), " jobs")
+			}
+			for _, cond := range jobs[0].Status.Conditions {
+				if cond.Type == batchv1.JobComplete && cond.Status == corev1.ConditionTrue {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%s: %+v", jobs[0].Name, jobs[0].Status)
+		})
+		if _, err := c.client.BatchV1().Jobs("default").Get(ctx, oldest.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the first Job %s: %v, want NotFound", oldest.Name, err)
+		}
+		harness.Poll(t, 30*time.Second, "lastSuccessfulTime and the events of history", func() (bool, string) {
+			cj, err := c.client.BatchV1().CronJobs("default").Get(ctx, "history", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			ok := cj.Status.LastSuccessfulTime != nil && c.cronJobEvent(t, "history", "SawCompletedJob") &&
+				c.cronJobEvent(t, "history", "SuccessfulDelete")
+			return ok, fmt.Sprintf("%+v", cj.Status)
+		})
 	})
 }
