@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/transport"
+
 	"skiff.dev/apiserver/pkg/testserver"
 	cmapp "skiff.dev/controller-manager/app"
 	"skiff.dev/ctl/pkg/certs"
@@ -18,6 +20,13 @@ import (
 // (system:kube-controller-manager) and a short lease; stop cancels it and
 // waits for it to exit.
 func Start(t testing.TB, ts *testserver.TestServer, edit func(*cmapp.Options)) (*cmapp.Config, func()) {
+	t.Helper()
+	return StartWrapped(t, ts, edit, nil)
+}
+
+// StartWrapped is Start with the controller manager's client transport
+// wrapped by wrap (nil: not wrapped), to count or delay its requests.
+func StartWrapped(t testing.TB, ts *testserver.TestServer, edit func(*cmapp.Options), wrap transport.WrapperFunc) (*cmapp.Config, func()) {
 	t.Helper()
 	o := cmapp.NewOptions()
 	o.Client.Kubeconfig = filepath.Join(ts.Dir, "controller-manager.kubeconfig")
@@ -32,7 +41,13 @@ func Start(t testing.TB, ts *testserver.TestServer, edit func(*cmapp.Options)) (
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cfg, err := cmapp.Setup(ctx, o)
+	restCfg, err := o.Client.RESTConfig("skiff-controller-manager")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	restCfg.Wrap(wrap)
+	cfg, err := cmapp.SetupWithConfig(ctx, o, restCfg)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
