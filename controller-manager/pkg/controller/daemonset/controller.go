@@ -132,7 +132,7 @@ func NewController(client kubernetes.Interface, dsInformer appsinformers.DaemonS
 	}
 	_, _ = dsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, cur any) { c.enqueue(cur) },
+		UpdateFunc: c.updateDaemonSet,
 		DeleteFunc: c.deleteDaemonSet,
 	})
 	_, _ = historyInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -197,6 +197,19 @@ func fromTombstone[T any](obj any) (T, bool) {
 	return t, ok
 }
 
+func (c *Controller) updateDaemonSet(old, cur any) {
+	oldDS, curDS := old.(*appsv1.DaemonSet), cur.(*appsv1.DaemonSet)
+	if oldDS.UID != curDS.UID {
+		// Deleted and created again between two events: the old one's
+		// expectations must go.
+		key, err := cache.MetaNamespaceKeyFunc(oldDS)
+		if err == nil {
+			c.deleteDaemonSet(cache.DeletedFinalStateUnknown{Key: key, Obj: oldDS})
+		}
+	}
+	c.enqueue(curDS)
+}
+
 func (c *Controller) deleteDaemonSet(obj any) {
 	ds, ok := fromTombstone[*appsv1.DaemonSet](obj)
 	if !ok {
@@ -251,9 +264,8 @@ func (c *Controller) addHistory(obj any) {
 		return
 	}
 	if ref := metav1.GetControllerOfNoCopy(h); ref != nil {
-		if ds := c.resolveControllerRef(h.Namespace, ref); ds != nil {
-			c.enqueue(ds)
-		}
+		// A revision of a DaemonSet: that DaemonSet made it in a sync,
+		// nothing to do.
 		return
 	}
 	for _, ds := range c.daemonSetsSelecting(h.Namespace, h.Labels) {
