@@ -173,7 +173,7 @@ func (c *Controller) podsShouldBeOnNode(ctx context.Context, node *corev1.Node, 
 			if pod.Status.Phase == corev1.PodFailed {
 				// The kubelet may keep rejecting the pod: replace it with
 				// back-off so the two do not fight in a hot loop.
-				backoffKey := string(ds.UID) + "/" + node.Name
+				backoffKey := fmt.Sprintf("%s/%d/%s", ds.UID, ds.Status.ObservedGeneration, node.Name)
 				now := c.clock.Now()
 				if c.failedPodsBackoff.IsInBackOffSinceUpdate(backoffKey, now) {
 					delay := c.failedPodsBackoff.Get(backoffKey)
