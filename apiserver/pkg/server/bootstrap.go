@@ -120,6 +120,15 @@ func (s *Server) ensureSystemObjects(ctx context.Context) error {
 			return fmt.Errorf("priorityclass %s: %w", pc.Name, err)
 		}
 	}
+	if s.opts.LocalPathStorageClass {
+		scStore := s.store("storage.k8s.io", "storageclasses")
+		sc := LocalPathStorageClass()
+		if _, err := scStore.Get(ctx, "", sc.Name); err != nil {
+			if err := s.createIfMissing(ctx, scStore, "", sc); err != nil {
+				return fmt.Errorf("storageclass %s: %w", sc.Name, err)
+			}
+		}
+	}
 	port := int32(s.Port())
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default",

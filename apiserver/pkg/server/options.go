@@ -32,6 +32,9 @@ type Options struct {
 	// PodSecurityDefaultLevel applies where a namespace sets no
 	// pod-security.kubernetes.io/enforce label.
 	PodSecurityDefaultLevel string
+	// LocalPathStorageClass: create the default StorageClass local-path
+	// (skiff.dev/local-path, served by every kubelet) when it is missing.
+	LocalPathStorageClass bool
 
 	// Service account tokens.
 	ServiceAccountKeyFiles       []string
@@ -75,6 +78,15 @@ type Options struct {
 	KubeletCertificateAuthority  string
 	KubeletPreferredAddressTypes []string
 
+	// The aggregation layer's front-proxy client certificate, presented to
+	// the backends of APIServices (upstream's --proxy-client-cert-file,
+	// --proxy-client-key-file).
+	ProxyClientCertFile string
+	ProxyClientKeyFile  string
+	// APIServiceResyncInterval is how often every APIService with a
+	// service is checked again (upstream: 30s). Not a flag: tests shorten it.
+	APIServiceResyncInterval time.Duration
+
 	WatchCacheSize      int
 	BookmarkInterval    time.Duration
 	MinRequestTimeout   time.Duration
@@ -90,6 +102,7 @@ func NewOptions() *Options {
 		AuditLogMaxSize:              100,
 		ServiceAccountIssuer:         "https://kubernetes.default.svc.cluster.local",
 		PodSecurityDefaultLevel:      "baseline",
+		LocalPathStorageClass:        true,
 		AuditLogMaxBackup:            10,
 		EtcdDataDir:                  ".skiff/etcd",
 		EtcdRequestTimeout:           10 * time.Second,
@@ -99,6 +112,7 @@ func NewOptions() *Options {
 		ServiceRepairInterval:        3 * time.Minute,
 		ServiceRepairLeakPasses:      3,
 		EndpointReconcileInterval:    10 * time.Second,
+		APIServiceResyncInterval:     30 * time.Second,
 		WatchCacheSize:               10000,
 		KubeletPreferredAddressTypes: append([]string(nil), kubeletclient.DefaultAddressTypes...),
 		BookmarkInterval:             time.Minute,
@@ -118,6 +132,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "A CSV file of bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Ordered list of authorizers: AlwaysAllow, Node, RBAC. Members of system:masters may always do everything.")
 	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins, "Admission plugins to turn off: NamespaceLifecycle, DefaultTolerationSeconds, PodSecurity, MutatingAdmissionWebhook, ValidatingAdmissionWebhook.")
+	fs.BoolVar(&o.LocalPathStorageClass, "local-path-storage-class", o.LocalPathStorageClass, "Create the default StorageClass local-path (provisioner skiff.dev/local-path, run by each kubelet) when it is missing; false leaves storage classes to the administrator.")
 	fs.StringVar(&o.PodSecurityDefaultLevel, "pod-security-default-enforce", o.PodSecurityDefaultLevel, "Pod Security Standards level enforced in namespaces without a pod-security.kubernetes.io/enforce label: privileged or baseline.")
 	fs.StringSliceVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles, "PEM files of public (or private) RSA keys that verify service account tokens. Defaults to --service-account-signing-key-file.")
 	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile, "PEM RSA private key that signs service account tokens (serviceaccounts/token).")
@@ -139,6 +154,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "Path to a client key file for TLS to kubelets.")
 	fs.StringVar(&o.KubeletCertificateAuthority, "kubelet-certificate-authority", o.KubeletCertificateAuthority, "Path to a cert file for the certificate authority that signs the kubelets' serving certificates. Empty: the system roots.")
 	fs.StringSliceVar(&o.KubeletPreferredAddressTypes, "kubelet-preferred-address-types", o.KubeletPreferredAddressTypes, "List of the preferred NodeAddressTypes to use for kubelet connections.")
+	fs.StringVar(&o.ProxyClientCertFile, "proxy-client-cert-file", o.ProxyClientCertFile, "Client certificate the aggregator presents to the backends of APIServices, with the user in the X-Remote-User, X-Remote-Group and X-Remote-Extra- headers; the backends check it against their --requestheader-client-ca-file.")
+	fs.StringVar(&o.ProxyClientKeyFile, "proxy-client-key-file", o.ProxyClientKeyFile, "Private key of --proxy-client-cert-file.")
 	fs.IntVar(&o.WatchCacheSize, "default-watch-cache-size", o.WatchCacheSize, "Number of recent events kept per resource for watchers that resume.")
 	fs.DurationVar(&o.BookmarkInterval, "watch-bookmark-interval", o.BookmarkInterval, "How often watchers that allow bookmarks receive one.")
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum duration of a watch; each watch lasts a random time between this and twice this, unless timeoutSeconds is given.")
@@ -176,6 +193,9 @@ func (o *Options) Validate() error {
 	}
 	if (o.KubeletClientCertificate == "") != (o.KubeletClientKey == "") {
 		return fmt.Errorf("--kubelet-client-certificate and --kubelet-client-key must be given together")
+	}
+	if (o.ProxyClientCertFile == "") != (o.ProxyClientKeyFile == "") {
+		return fmt.Errorf("--proxy-client-cert-file and --proxy-client-key-file must be given together")
 	}
 	if err := kubeletclient.ValidateAddressTypes(o.KubeletPreferredAddressTypes); err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/server"
 )
 
 const kindsNamespace = "kinds"
@@ -119,7 +120,12 @@ func objectFrom(t *testing.T, r *registry.Resource, tmpl, name string, lbls map[
 // delete and deletecollection on every kind in the resource table through
 // client-go's dynamic client.
 func TestEveryKind(t *testing.T) {
-	ts := start(t, nil)
+	// Without StorageObjectInUseProtection: its finalizers keep deleted
+	// claims and volumes until the controller manager's protection
+	// controllers, which do not run here, remove them.
+	ts := start(t, func(o *server.Options) {
+		o.DisableAdmissionPlugins = append(o.DisableAdmissionPlugins, "StorageObjectInUseProtection")
+	})
 	dyn, err := dynamic.NewForConfig(ts.AdminConfig)
 	if err != nil {
 		t.Fatal(err)
