@@ -570,7 +570,9 @@ func TestPodFailurePolicy(t *testing.T) {
 		wantReason string // of FailureTarget; "" none
 	}{
 		{"FailJob on exit code 42", func(j *batchv1.Job) *corev1.Pod { return withExitCode(newPod("p", j, corev1.PodFailed), 42) }, 1, batchv1.JobReasonPodFailurePolicy},
-		{"Ignore a disruption", func(j *batchv1.Job) *corev1.Pod { return disrupted(withExitCode(newPod("p", j, corev1.PodFailed), 137)) }, 0, ""},
+		{"Ignore a disruption", func(j *batchv1.Job) *corev1.Pod {
+			return disrupted(withExitCode(newPod("p", j, corev1.PodFailed), 137))
+		}, 0, ""},
 		{"Count exit code 3", func(j *batchv1.Job) *corev1.Pod { return withExitCode(newPod("p", j, corev1.PodFailed), 3) }, 1, ""},
 	}
 	for _, tt := range tests {
