@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"skiff.dev/controller-manager/pkg/controller/metrics"
 )
 
 // topOfHour is a schedule time of "0 * * * *".
@@ -731,4 +734,40 @@ func TestJobEventsEnqueueTheirCronJob(t *testing.T) {
 	if n := f.queue.Len(); n != 1 {
 		t.Errorf("queue length %d after update and delete, want 1 (one key)", n)
 	}
+}
+
+// The API server stamps the Job's creation: the delay after its schedule
+// time goes to cronjob_controller_job_creation_skew_duration_seconds.
+func TestCreationSkewMetric(t *testing.T) {
+	cj := newCronJob("0 * * * *", topOfHour.Add(-time.Hour))
+	client := fake.NewSimpleClientset(cj)
+	client.PrependReactor("create", "jobs", func(action core.Action) (bool, runtime.Object, error) {
+		action.(core.CreateAction).GetObject().(*batchv1.Job).CreationTimestamp = metav1.NewTime(topOfHour.Add(5 * time.Second))
+		return false, nil, nil
+	})
+	reg := prometheus.NewRegistry()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	c, err := NewController(client, factory.Batch().V1().CronJobs(), factory.Batch().V1().Jobs(), record.NewFakeRecorder(10),
+		metrics.New(reg), Options{Clock: clocktesting.NewFakeClock(topOfHour.Add(5 * time.Second))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = factory.Batch().V1().CronJobs().Informer().GetIndexer().Add(cj)
+	if err := c.sync(context.Background(), "default/cj"); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "cronjob_controller_job_creation_skew_duration_seconds" {
+			h := f.GetMetric()[0].GetHistogram()
+			if h.GetSampleCount() != 1 || h.GetSampleSum() != 5 {
+				t.Errorf("skew histogram: %d samples, sum %v; want 1, 5", h.GetSampleCount(), h.GetSampleSum())
+			}
+			return
+		}
+	}
+	t.Error("no cronjob_controller_job_creation_skew_duration_seconds")
 }

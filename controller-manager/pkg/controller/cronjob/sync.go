@@ -223,6 +223,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, "FailedCreate", "Error creating job: %v", err)
 		return nil, changed, err
 	default:
+		c.metrics.ObserveCronJobCreationSkew(job.CreationTimestamp.Sub(*scheduled))
 		logger.V(4).Info("Created Job", "job", klog.KObj(job), "cronjob", klog.KObj(cj))
 		c.recorder.Eventf(cj, corev1.EventTypeNormal, "SuccessfulCreate", "Created job %v", job.Name)
 	}

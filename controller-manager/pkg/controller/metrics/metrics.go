@@ -12,6 +12,8 @@ type Metrics struct {
 	syncTotal    *prometheus.CounterVec
 	syncDuration *prometheus.HistogramVec
 	queue        *queueProvider
+	// cronJobSkew is upstream's CronJob controller histogram.
+	cronJobSkew prometheus.Histogram
 }
 
 // New registers the metrics on reg.
@@ -27,10 +29,24 @@ func New(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
 		}, []string{"controller"}),
 		queue: newQueueProvider(),
+		cronJobSkew: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "cronjob_controller_job_creation_skew_duration_seconds",
+			Help:    "Time between when a cronjob is scheduled to be run, and when the corresponding job is created",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+		}),
 	}
-	reg.MustRegister(m.syncTotal, m.syncDuration)
+	reg.MustRegister(m.syncTotal, m.syncDuration, m.cronJobSkew)
 	m.queue.register(reg)
 	return m
+}
+
+// ObserveCronJobCreationSkew records how late after its schedule time a
+// CronJob's Job was created.
+func (m *Metrics) ObserveCronJobCreationSkew(skew time.Duration) {
+	if m == nil {
+		return
+	}
+	m.cronJobSkew.Observe(skew.Seconds())
 }
 
 // ObserveSync records one sync of controller that started at start.
