@@ -84,6 +84,10 @@ func (d *Discovery) aggregatedList(core bool) *apidiscoveryv2.APIGroupDiscoveryL
 				Version: v, Resources: toResourceDiscovery(rl.APIResources), Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
 			})
 		}
+		if len(item.Versions) == 0 {
+			// An aggregated group none of whose APIServices is available.
+			continue
+		}
 		list.Items = append(list.Items, item)
 	}
 	return list

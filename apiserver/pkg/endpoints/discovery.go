@@ -11,8 +11,10 @@ import (
 
 	"github.com/gorilla/mux"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"skiff.dev/apiserver/pkg/aggregator"
 	"skiff.dev/apiserver/pkg/registry"
 )
 
@@ -24,6 +26,16 @@ type Discovery struct {
 	version   version.Info
 	// ServerAddress is advertised in /api's serverAddressByClientCIDRs.
 	ServerAddress string
+	// Aggregated, when set, is the aggregation layer: the groups its
+	// APIServices with a service serve, and the resource list of one such
+	// group-version while it is available.
+	Aggregated AggregatedGroups
+}
+
+// AggregatedGroups is what discovery needs of the aggregation layer.
+type AggregatedGroups interface {
+	Groups() []aggregator.Group
+	ResourceList(group, version string) (*metav1.APIResourceList, bool)
 }
 
 // all is the resource table with the custom resources served now.
@@ -35,12 +47,6 @@ func (d *Discovery) all() []*registry.Resource {
 func NewDiscovery(h *Handler, resources []*registry.Resource, v version.Info, serverAddress string) *Discovery {
 	return &Discovery{h: h, resources: resources, version: v, ServerAddress: serverAddress}
 }
-
-// groupOrder is upstream's order of groups in /apis.
-var groupOrder = []string{"apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch",
-	"certificates.k8s.io", "networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
-	"admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io",
-	"flowcontrol.apiserver.k8s.io"}
 
 func (d *Discovery) groups() []metav1.APIGroup {
 	seen := map[string]*metav1.APIGroup{}
@@ -68,20 +74,32 @@ func (d *Discovery) groups() []metav1.APIGroup {
 	}
 	add("authorization.k8s.io", "v1")
 	add("authentication.k8s.io", "v1")
-	rank := map[string]int{}
-	for i, g := range groupOrder {
-		rank[g] = i + 1
+	// As upstream's aggregator orders /apis: by the highest
+	// groupPriorityMinimum of a group's APIServices, then by name.
+	priority := map[string]int32{}
+	for _, n := range names {
+		for _, v := range seen[n].Versions {
+			if p, _ := registry.APIServicePriority(schema.GroupVersion{Group: n, Version: v.Version}); p > priority[n] {
+				priority[n] = p
+			}
+		}
+	}
+	if d.Aggregated != nil {
+		for _, g := range d.Aggregated.Groups() {
+			if g.Priority > priority[g.Name] {
+				priority[g.Name] = g.Priority
+			}
+			if _, local := seen[g.Name]; local {
+				continue
+			}
+			group := g.APIGroup
+			seen[g.Name] = &group
+			names = append(names, g.Name)
+		}
 	}
 	sort.SliceStable(names, func(i, j int) bool {
-		ri, rj := rank[names[i]], rank[names[j]]
-		if ri == 0 {
-			ri = 1000
-		}
-		if rj == 0 {
-			rj = 1000
-		}
-		if ri != rj {
-			return ri < rj
+		if pi, pj := priority[names[i]], priority[names[j]]; pi != pj {
+			return pi > pj
 		}
 		return names[i] < names[j]
 	})
@@ -159,6 +177,13 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: rr.Resource, SingularName: strings.ToLower(rr.Kind), Kind: rr.Kind, Verbs: []string{"create"},
 			})
+		}
+	}
+	if !found && d.Aggregated != nil {
+		if agg, ok := d.Aggregated.ResourceList(group, ver); ok {
+			out := agg.DeepCopy()
+			out.TypeMeta, out.GroupVersion = list.TypeMeta, gv
+			return out, true
 		}
 	}
 	if found {

@@ -31,6 +31,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/admission/validatingpolicy"
+	"skiff.dev/apiserver/pkg/aggregator"
 	"skiff.dev/apiserver/pkg/api"
 	"skiff.dev/apiserver/pkg/apiextensions"
 	"skiff.dev/apiserver/pkg/audit"
@@ -93,6 +94,8 @@ type Server struct {
 	openapiStale chan struct{}
 	// crdSynced is closed once the stored CRDs' resources are served.
 	crdSynced chan struct{}
+	// aggregator proxies the group-versions of APIServices with a service.
+	aggregator *aggregator.Aggregator
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -274,6 +277,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		codec: s.codecs.Factory.CodecForVersions(info, info, corev1.SchemeGroupVersion, corev1.SchemeGroupVersion),
 		self:  apiServerEndpoint{IP: s.advertise, Port: int32(s.Port())},
 	}
+	if s.aggregator, err = s.newAggregator(o); err != nil {
+		return nil, err
+	}
 	s.openapi = openapi.NewDynamic(func() (*openapi.Spec, error) { return openapi.New(registry.OpenAPIResources(resources)) })
 	s.http = &http.Server{
 		Handler:           s.buildHandler(resources, s.openapi),
@@ -368,6 +374,7 @@ func (s *Server) Run(ctx context.Context) error {
 	g.Go(func() error { return s.runServiceRepair(gctx) })
 	g.Go(func() error { return s.newCRDController().Run(gctx) })
 	g.Go(func() error { return s.runOpenAPIRebuilds(gctx) })
+	g.Go(func() error { return s.runAggregator(gctx) })
 	if s.opts.EtcdCompactionInterval > 0 {
 		g.Go(func() error { return runCompactor(gctx, s.etcd.client, s.opts.EtcdCompactionInterval) })
 	}
@@ -403,7 +410,9 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	s.handler.Install(r)
 	s.handler.InstallReviews(r, s.Authorize)
 	s.handler.InstallTokenReview(r, s.authn.AuthenticateToken, []string{s.opts.ServiceAccountIssuer})
-	endpoints.NewDiscovery(s.handler, resources, Version, net.JoinHostPort(s.advertise, fmt.Sprint(s.Port()))).Install(r)
+	discovery := endpoints.NewDiscovery(s.handler, resources, Version, net.JoinHostPort(s.advertise, fmt.Sprint(s.Port())))
+	discovery.Aggregated = s.aggregator
+	discovery.Install(r)
 	r.HandleFunc("/openapi/v2", spec.ServeV2).Methods(http.MethodGet)
 	r.HandleFunc("/openapi/v3", spec.ServeV3Discovery).Methods(http.MethodGet)
 	r.PathPrefix("/openapi/v3/").HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -424,7 +433,9 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 		writeStatus(w, apierrors.NewMethodNotSupported(schemaGR(), req.Method).Status())
 	})
 	s.workers = newRequestWorkers(requestWorkerLimit)
-	return s.workers.wrap(s.withFilters(s.handler.Routes(r)))
+	// The aggregator sees every authenticated, authorized request first:
+	// the group-versions of APIServices with a service are proxied.
+	return s.workers.wrap(s.withFilters(s.aggregator.Handler(s.handler.Routes(r))))
 }
 
 // requestWorkerLimit bounds the goroutines kept for short requests; more

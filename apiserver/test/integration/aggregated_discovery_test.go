@@ -94,7 +94,8 @@ func TestAggregatedDiscovery(t *testing.T) {
 	if err := json.Unmarshal(body, &groups); err != nil {
 		t.Fatal(err)
 	}
-	if resp.Header.Get("Content-Type") != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" || len(groups.Items) == 0 || groups.Items[0].Name != "apps" {
+	if resp.Header.Get("Content-Type") != "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" || len(groups.Items) == 0 || groups.Items[0].Name != "apiregistration.k8s.io" {
+		// As upstream: the aggregator's own group (priority 18000) first.
 		t.Fatalf("/apis: %s %s", resp.Header.Get("Content-Type"), body)
 	}
 
