@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -51,7 +53,8 @@ func (q oneSize) Next() *remotecommand.TerminalSize {
 
 // client-go's SPDY executor, as upstream's conformance tests use it, runs
 // commands in real containers through the API server and the kubelet,
-// and attaches to them; and pods/log is read over a WebSocket, as
+// and attaches to them, as does the real kubectl told to speak SPDY; and
+// pods/log is read over a WebSocket, as
 // upstream's conformance test does.
 func TestExecAndAttachOverSPDY(t *testing.T) {
 	e := setup(t)
@@ -118,6 +121,20 @@ func TestExecAndAttachOverSPDY(t *testing.T) {
 		err := run(t, shell(script, "stdout", "tty"), remotecommand.StreamOptions{Stdout: &stdout, Tty: true, TerminalSizeQueue: sizes})
 		if err != nil || !strings.Contains(stdout.String(), "size:45 123") {
 			t.Errorf("err %v, output %q; want the terminal size the client sent", err, stdout.String())
+		}
+	})
+	t.Run("kubectl exec over SPDY", func(t *testing.T) {
+		if _, err := osexec.LookPath("kubectl"); err != nil {
+			t.Skip("needs kubectl in PATH")
+		}
+		// kubectl 1.32 speaks WebSocket unless told not to; then SPDY only.
+		cmd := osexec.Command("kubectl", "--kubeconfig", e.ts.Kubeconfig, "exec", "-i", "spdy", "--", "sh", "-c", "tr a-z A-Z; exit 5")
+		cmd.Env = append(os.Environ(), "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false")
+		cmd.Stdin = strings.NewReader("kubectl stdin\n")
+		out, err := cmd.Output()
+		var exitErr *osexec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitCode() != 5 || string(out) != "KUBECTL STDIN\n" {
+			t.Errorf("kubectl exec: %v, output %q; want exit code 5 and the upper-cased input", err, out)
 		}
 	})
 	t.Run("pods/log over a WebSocket", func(t *testing.T) {
