@@ -54,8 +54,7 @@ func (q oneSize) Next() *remotecommand.TerminalSize {
 // client-go's SPDY executor, as upstream's conformance tests use it, runs
 // commands in real containers through the API server and the kubelet,
 // and attaches to them, as does the real kubectl told to speak SPDY; and
-// pods/log is read over a WebSocket, as
-// upstream's conformance test does.
+// pods/log is read over a WebSocket, as upstream's conformance test does.
 func TestExecAndAttachOverSPDY(t *testing.T) {
 	e := setup(t)
 	e.tlsCert = filepath.Join(e.ts.PKIDir, "kubelet-"+nodeName+".crt")
