@@ -46,6 +46,13 @@ func NodeRules() []rbacv1.PolicyRule {
 		rule(read, core, "services", "endpoints"),
 		rule([]string{"get", "list", "watch"}, []string{"discovery.k8s.io"}, "endpointslices"),
 		rule([]string{"get"}, core, "secrets", "configmaps", "persistentvolumeclaims", "persistentvolumes"),
+		// skiff's local-path provisioner runs in every kubelet (as k3s's
+		// runs under a service account with these rights): it watches the
+		// claims handed to skiff.dev/local-path and makes and deletes
+		// their volumes.
+		rule([]string{"list", "watch"}, core, "persistentvolumeclaims"),
+		rule([]string{"list", "watch", "create", "delete"}, core, "persistentvolumes"),
+		rule([]string{"get", "list", "watch"}, []string{"storage.k8s.io"}, "storageclasses"),
 		rule([]string{"get", "create", "update", "patch", "delete"}, []string{"coordination.k8s.io"}, "leases"),
 		rule([]string{"create"}, []string{"authentication.k8s.io"}, "tokenreviews"),
 		rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews", "localsubjectaccessreviews"),

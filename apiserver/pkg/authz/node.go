@@ -188,6 +188,10 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 	if a.APIGroup == "" {
 		switch a.Resource {
 		case "secrets", "configmaps", "persistentvolumeclaims":
+			if a.Resource == "persistentvolumeclaims" && (a.Verb == "list" || a.Verb == "watch") && a.Subresource == "" {
+				// The local-path provisioner's watch (NodeRules).
+				break
+			}
 			if a.Verb != "get" || a.Name == "" || a.Subresource != "" {
 				return NoOpinion, fmt.Sprintf("can only get individual %s", a.Resource), nil
 			}
