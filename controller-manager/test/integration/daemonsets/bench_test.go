@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -23,7 +22,7 @@ import (
 	"skiff.dev/apiserver/pkg/testserver"
 	cmapp "skiff.dev/controller-manager/app"
 	"skiff.dev/controller-manager/pkg/controller/daemonset"
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/controller-manager/test/integration/cmtest"
 )
 
 // BenchmarkDaemonSet1000Nodes measures, against a real API server, a
@@ -166,38 +165,13 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // startCounted starts the controller manager with only the daemonset
-// controller, as cmtest.Start does, with its client's requests counted.
+// controller, its client's requests counted by rc.
 func startCounted(b *testing.B, ts *testserver.TestServer, rc *requestCounter) *cmapp.Config {
 	b.Helper()
-	o := cmapp.NewOptions()
-	o.Controllers = []string{"daemonset"}
-	o.Client.Kubeconfig = filepath.Join(ts.Dir, "controller-manager.kubeconfig")
-	o.Serving.BindAddress, o.Serving.Port = "127.0.0.1", 0
-	o.Serving.ClientCAFile = certs.CertFile(ts.PKIDir, "ca")
-	if err := o.Validate(); err != nil {
-		b.Fatal(err)
-	}
-	restCfg, err := o.Client.RESTConfig("skiff-controller-manager")
-	if err != nil {
-		b.Fatal(err)
-	}
-	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripperFunc(func(r *http.Request) (*http.Response, error) { return rc.RoundTrip(rt, r) })
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	cfg, err := cmapp.SetupWithConfig(ctx, o, restCfg)
-	if err != nil {
-		cancel()
-		b.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmapp.Run(ctx, cfg) }()
-	b.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Errorf("controller-manager: %v", err)
-		}
-	})
+	cfg, _ := cmtest.StartWrapped(b, ts, func(o *cmapp.Options) { o.Controllers = []string{"daemonset"} },
+		func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripperFunc(func(r *http.Request) (*http.Response, error) { return rc.RoundTrip(rt, r) })
+		})
 	return cfg
 }
 
