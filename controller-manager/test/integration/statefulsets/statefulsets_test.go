@@ -439,3 +439,44 @@ func TestStatefulSetParallelPartition(t *testing.T) {
 		t.Errorf("after the partition went: %+v", set.Status)
 	}
 }
+
+// A set whose pods the API server refuses (a name so long that the
+// controller-revision-hash label value, "<set>-<hash>", passes 63
+// characters) gets FailedCreate events and is retried, while another set
+// runs.
+func TestStatefulSetFailedCreateDoesNotBlockOthers(t *testing.T) {
+	e := start(t)
+	long := "s" + strings.Repeat("x", 57) // 58 characters: the label value is longer than 63
+	bad := newSet(long, 1)
+	bad.Spec.Selector.MatchLabels = map[string]string{"app": "bad"}
+	bad.Spec.Template.Labels = map[string]string{"app": "bad"}
+	if _, err := e.client.AppsV1().StatefulSets(e.ns).Create(e.ctx, bad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.AppsV1().StatefulSets(e.ns).Create(e.ctx, newSet("good", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitRolledOut("good")
+	e.poll("FailedCreate events on the refused set", func() (bool, string) {
+		list, err := e.client.CoreV1().Events(e.ns).List(e.ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var msgs []string
+		for _, ev := range list.Items {
+			if ev.InvolvedObject.Name == long && ev.Reason == "FailedCreate" && ev.Type == corev1.EventTypeWarning {
+				msgs = append(msgs, ev.Message)
+				if ev.Count >= 2 || len(msgs) >= 2 {
+					return strings.Contains(ev.Message, "create Pod "+long+"-0 in StatefulSet "+long+" failed error:"), ev.Message
+				}
+			}
+		}
+		return false, fmt.Sprint(msgs)
+	})
+	if pods := e.podNames("app=bad"); len(pods) != 0 {
+		t.Errorf("pods of the refused set: %v", pods)
+	}
+	if set := e.getSet(long); set.Status.ObservedGeneration != set.Generation || set.Status.UpdateRevision == "" {
+		t.Errorf("the refused set's status: %+v", set.Status)
+	}
+}
