@@ -213,7 +213,7 @@ func startCluster(t *testing.T) *cluster {
 	cmOpts := cmapp.NewOptions()
 	cmOpts.LeaderElection.LeaderElect = false
 	cmOpts.Serving.BindAddress, cmOpts.Serving.Port = "127.0.0.1", 0
-	cmOpts.Controllers = []string{"replicaset", "node-ipam", "garbage-collector", "endpointslice", "endpoint", "cronjob", "job", "daemonset", "statefulset"}
+	cmOpts.Controllers = []string{"replicaset", "node-ipam", "garbage-collector", "endpointslice", "endpoint", "cronjob", "job", "daemonset", "statefulset", "ttl-after-finished", "replicationcontroller"}
 	cmOpts.Controller.ClusterCIDR = clusterCIDR
 	cm, err := cmapp.SetupWithConfig(ctx, cmOpts, c.ts.AdminConfig)
 	if err != nil {
