@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -741,5 +742,37 @@ func TestFailedPlacementEvent(t *testing.T) {
 	evs := f.events()
 	if len(evs) != 1 || !strings.HasPrefix(evs[0], `Warning FailedPlacement failed to place pod p1 on "n1": 0/1 nodes are available`) {
 		t.Errorf("events = %v", evs)
+	}
+}
+
+// A DaemonSet whose pods the API server refuses gets FailedCreate events
+// and an error (its key backs off); another DaemonSet is served meanwhile.
+func TestRefusedPodsDoNotStopOthers(t *testing.T) {
+	bad, good := newDS("bad"), newDS("good")
+	f := newFixture(t, bad, good, newNode("n1", nil), newNode("n2", nil))
+	f.client.PrependReactor("create", "pods", func(action core.Action) (bool, runtime.Object, error) {
+		p := action.(core.CreateAction).GetObject().(*corev1.Pod)
+		if p.Labels["app"] == "bad" {
+			return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "", fmt.Errorf("exceeded quota"))
+		}
+		return false, nil, nil
+	})
+	if err := f.sync(bad); err == nil {
+		t.Fatal("sync of the refused DaemonSet returned no error")
+	}
+	if n := len(f.createdPods()); n != 1 {
+		t.Errorf("%d creates after a refusal, want 1 (slow start stops at the first failure)", n)
+	}
+	if evs := f.events(); len(evs) != 1 || !strings.HasPrefix(evs[0], "Warning FailedCreate Error creating: ") {
+		t.Errorf("events = %v", evs)
+	}
+	if adds, _ := f.c.expectations.Pending("default/bad"); adds != 0 {
+		t.Errorf("still expecting %d creations that failed or were skipped", adds)
+	}
+	if err := f.sync(good); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.createdPods()); n != 2 {
+		t.Errorf("the other DaemonSet created %d pods, want 2", n)
 	}
 }
