@@ -123,7 +123,10 @@ In --dir: the cluster CA (ca.crt, ca.key); the API server's serving certificate
 (apiserver) and its client certificate for kubelets (apiserver-kubelet-client);
 client certificates for admin, controller-manager, scheduler, proxy and dns; for each
 node a kubelet client certificate (kubelet-NODE-client) and serving certificate
-(kubelet-NODE); the service-account signing key pair (sa.key, sa.pub).
+(kubelet-NODE); the service-account signing key pair (sa.key, sa.pub); the
+aggregation layer's front-proxy CA (front-proxy-ca.crt, front-proxy-ca.key) and
+the client certificate it signs (front-proxy-client), which the API server
+presents to aggregated API servers (--proxy-client-cert-file).
 
 In --kubeconfig-dir: admin.kubeconfig, controller-manager.kubeconfig,
 scheduler.kubeconfig, proxy.kubeconfig, dns.kubeconfig and kubelet-NODE.kubeconfig, with the CA

@@ -29,6 +29,12 @@ const (
 	caName = "ca"
 	// DefaultCACommonName is the subject CN of a cluster CA made by Generate.
 	DefaultCACommonName = "skiff-ca"
+	// frontProxyCAName is the CA of the aggregation layer's front-proxy
+	// client certificate (kubeadm's front-proxy-ca), separate from the
+	// cluster CA so that its certificates cannot authenticate as users.
+	frontProxyCAName = "front-proxy-ca"
+	// FrontProxyCACommonName is the subject CN of the front-proxy CA.
+	FrontProxyCACommonName = "front-proxy-ca"
 )
 
 // CA is a certificate authority that can sign leaf certificates.
@@ -135,13 +141,18 @@ func NewCA(cn string, opts ...IssueOption) (*CA, error) {
 }
 
 // LoadCA reads ca.crt and ca.key from dir and checks that they form a CA.
-func LoadCA(dir string) (*CA, error) {
-	kp, err := LoadKeyPair(dir, caName)
+func LoadCA(dir string) (*CA, error) { return loadNamedCA(dir, caName) }
+
+// LoadFrontProxyCA reads front-proxy-ca.crt and front-proxy-ca.key from dir.
+func LoadFrontProxyCA(dir string) (*CA, error) { return loadNamedCA(dir, frontProxyCAName) }
+
+func loadNamedCA(dir, name string) (*CA, error) {
+	kp, err := LoadKeyPair(dir, name)
 	if err != nil {
 		return nil, fmt.Errorf("loading CA from %s: %w", dir, err)
 	}
 	if !kp.Cert.IsCA || kp.Cert.KeyUsage&x509.KeyUsageCertSign == 0 {
-		return nil, fmt.Errorf("loading CA from %s: %s is not a CA certificate", dir, CertFile(dir, caName))
+		return nil, fmt.Errorf("loading CA from %s: %s is not a CA certificate", dir, CertFile(dir, name))
 	}
 	return &CA{Cert: kp.Cert, Key: kp.Key}, nil
 }
@@ -228,13 +239,13 @@ func (ca *CA) issue(req certRequest, opts []IssueOption) (*KeyPair, error) {
 	return &KeyPair{Cert: cert, Key: key}, nil
 }
 
-// caFilesState reports which of ca.crt and ca.key exist in dir.
-func caFilesState(dir string) (certExists, keyExists bool, err error) {
-	certExists, err = exists(CertFile(dir, caName))
+// caFilesState reports which of <name>.crt and <name>.key exist in dir.
+func caFilesState(dir, name string) (certExists, keyExists bool, err error) {
+	certExists, err = exists(CertFile(dir, name))
 	if err != nil {
 		return false, false, err
 	}
-	keyExists, err = exists(KeyFile(dir, caName))
+	keyExists, err = exists(KeyFile(dir, name))
 	return certExists, keyExists, err
 }
 

@@ -36,9 +36,13 @@ const (
 	SchedulerCommonName              = "system:kube-scheduler"
 	ProxyCommonName                  = "system:kube-proxy"
 	DNSCommonName                    = "system:skiff-dns"
-	NodeCommonNamePrefix             = "system:node:"
-	MastersGroup                     = "system:masters"
-	NodesGroup                       = "system:nodes"
+	// FrontProxyClientCommonName is the aggregation layer's client
+	// certificate (kubeadm's front-proxy-client), signed by the front-proxy
+	// CA: the API server presents it to aggregated API servers.
+	FrontProxyClientCommonName = "front-proxy-client"
+	NodeCommonNamePrefix       = "system:node:"
+	MastersGroup               = "system:masters"
+	NodesGroup                 = "system:nodes"
 )
 
 // Options says what Generate writes and where.
@@ -174,6 +178,8 @@ type certSpec struct {
 	// kubeconfig is the file name of the kubeconfig for a client identity,
 	// empty when the identity gets none.
 	kubeconfig string
+	// frontProxy: signed by the front-proxy CA, not the cluster CA.
+	frontProxy bool
 }
 
 // plan lists every certificate Generate maintains.
@@ -190,6 +196,7 @@ func plan(opts Options, h host) ([]certSpec, error) {
 		{name: "scheduler", cn: SchedulerCommonName, usage: x509.ExtKeyUsageClientAuth, kubeconfig: "scheduler.kubeconfig"},
 		{name: "proxy", cn: ProxyCommonName, usage: x509.ExtKeyUsageClientAuth, kubeconfig: "proxy.kubeconfig"},
 		{name: "dns", cn: DNSCommonName, usage: x509.ExtKeyUsageClientAuth, kubeconfig: "dns.kubeconfig"},
+		{name: "front-proxy-client", cn: FrontProxyClientCommonName, usage: x509.ExtKeyUsageClientAuth, frontProxy: true},
 	}
 	for _, node := range opts.Nodes {
 		sans, err := kubeletSANs(opts, h, node)
@@ -207,7 +214,7 @@ func plan(opts Options, h host) ([]certSpec, error) {
 			},
 		)
 	}
-	seen := map[string]bool{caName: true, "sa": true}
+	seen := map[string]bool{caName: true, frontProxyCAName: true, "sa": true}
 	for _, s := range specs {
 		if seen[s.name] {
 			return nil, fmt.Errorf("node names %v would write %s twice", opts.Nodes, s.name+".crt")
@@ -250,6 +257,10 @@ func Generate(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	frontProxyCA, err := g.ensureNamedCA(frontProxyCAName, FrontProxyCACommonName)
+	if err != nil {
+		return nil, err
+	}
 	if err := g.ensureSAKey(); err != nil {
 		return nil, err
 	}
@@ -257,7 +268,11 @@ func Generate(ctx context.Context, opts Options) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		kp, err := g.ensureCert(ca, spec)
+		signer := ca
+		if spec.frontProxy {
+			signer = frontProxyCA
+		}
+		kp, err := g.ensureCert(signer, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -292,18 +307,21 @@ func (g *generator) record(path string, action Action, reason string) {
 // ensureCA loads the CA, or creates it when both of its files are missing or
 // Force is set. A half-present or expired CA is an error: replacing it would
 // silently invalidate every certificate and kubeconfig handed out.
-func (g *generator) ensureCA() (*CA, error) {
+func (g *generator) ensureCA() (*CA, error) { return g.ensureNamedCA(caName, DefaultCACommonName) }
+
+// ensureNamedCA is ensureCA for the CA in <name>.crt and <name>.key.
+func (g *generator) ensureNamedCA(name, cn string) (*CA, error) {
 	dir := g.opts.Dir
-	certPath, keyPath := CertFile(dir, caName), KeyFile(dir, caName)
+	certPath, keyPath := CertFile(dir, name), KeyFile(dir, name)
 	reason := "forced"
 	if !g.opts.Force {
-		certExists, keyExists, err := caFilesState(dir)
+		certExists, keyExists, err := caFilesState(dir, name)
 		if err != nil {
 			return nil, err
 		}
 		switch {
 		case certExists && keyExists:
-			ca, err := LoadCA(dir)
+			ca, err := loadNamedCA(dir, name)
 			if err != nil {
 				return nil, fmt.Errorf("%w (run with --force to create a new CA and re-issue everything)", err)
 			}
@@ -325,11 +343,11 @@ func (g *generator) ensureCA() (*CA, error) {
 		}
 		reason = "missing"
 	}
-	ca, err := NewCA(DefaultCACommonName)
+	ca, err := NewCA(cn)
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteCA(dir, ca); err != nil {
+	if err := WriteKeyPair(dir, name, &KeyPair{Cert: ca.Cert, Key: ca.Key}); err != nil {
 		return nil, err
 	}
 	g.record(certPath, Written, reason)

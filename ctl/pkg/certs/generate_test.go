@@ -124,6 +124,7 @@ var allFiles = sorted(
 	"pki/scheduler.crt", "pki/scheduler.key",
 	"pki/proxy.crt", "pki/proxy.key",
 	"pki/dns.crt", "pki/dns.key",
+	"pki/front-proxy-ca.crt", "pki/front-proxy-ca.key", "pki/front-proxy-client.crt", "pki/front-proxy-client.key",
 	"pki/kubelet-n1-client.crt", "pki/kubelet-n1-client.key", "pki/kubelet-n1.crt", "pki/kubelet-n1.key",
 	"pki/kubelet-n2-client.crt", "pki/kubelet-n2-client.key", "pki/kubelet-n2.crt", "pki/kubelet-n2.key",
 	"admin.kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig", "proxy.kubeconfig", "dns.kubeconfig",
@@ -740,6 +741,12 @@ func assertChainsToCA(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The front-proxy client certificate chains to its own CA, never to
+	// the cluster CA (it must not authenticate as a user).
+	frontProxyCA, err := LoadFrontProxyCA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, path := range matches {
 		name := strings.TrimSuffix(filepath.Base(path), ".crt")
 		kp, err := LoadKeyPair(dir, name)
@@ -747,8 +754,18 @@ func assertChainsToCA(t *testing.T, dir string) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if _, err := kp.Cert.Verify(x509.VerifyOptions{Roots: ca.Pool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
-			t.Errorf("%s does not verify against the CA: %v", name, err)
+		roots, other := ca, frontProxyCA
+		switch name {
+		case frontProxyCAName:
+			continue
+		case "front-proxy-client":
+			roots, other = frontProxyCA, ca
+		}
+		if _, err := kp.Cert.Verify(x509.VerifyOptions{Roots: roots.Pool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+			t.Errorf("%s does not verify against its CA: %v", name, err)
+		}
+		if _, err := kp.Cert.Verify(x509.VerifyOptions{Roots: other.Pool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err == nil && name != caName {
+			t.Errorf("%s verifies against the other CA too", name)
 		}
 	}
 }
