@@ -190,6 +190,13 @@ func (c *cluster) listenOutside(t *testing.T) (addr string, seen <-chan string) 
 // kubelet. The proxy is the test's to start.
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
+	return startClusterWith(t, nil)
+}
+
+// startClusterWith is startCluster; customize may change the kubelet's
+// options first.
+func startClusterWith(t *testing.T, customize func(*kubeletapp.Options)) *cluster {
+	t.Helper()
 	requireRoot(t)
 	c := &cluster{outside: setupNetwork(t)}
 	c.ctd = harness.StartContainerd(t)
@@ -261,6 +268,9 @@ func startCluster(t *testing.T) *cluster {
 	// Only the memory threshold: the tests must not depend on how full
 	// this machine's disk is.
 	ko.Eviction.Hard = "memory.available<100Mi"
+	if customize != nil {
+		customize(ko)
+	}
 	kctx := klog.NewContext(ctx, klog.Background().WithName("kubelet"))
 	kcfg, err := kubeletapp.Setup(kctx, ko)
 	if err != nil {
