@@ -12,6 +12,7 @@ import (
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
+	"k8s.io/klog/v2"
 
 	// The plugins skiff-dns links, and nothing else: each registers
 	// itself with CoreDNS when imported.
@@ -118,6 +119,16 @@ func useCorefile(src corefileSource) (caddy.Input, error) {
 		dnsserver.Directives = Directives
 		caddy.Quiet = true
 		caddy.AppName, caddy.AppVersion = "skiff-dns", CoreDNSVersion()
+		// The kubernetes plugin's setup routes klog to CoreDNS's logger,
+		// which drops errors and key/value pairs; once a server has
+		// started (and again after each reload), klog writes its own
+		// structured lines again, for skiff-dns and client-go alike.
+		caddy.RegisterEventHook("skiff-dns-klog", func(ev caddy.EventName, _ interface{}) error {
+			if ev == caddy.InstanceStartupEvent {
+				klog.ClearLogger()
+			}
+			return nil
+		})
 		caddy.RegisterCaddyfileLoader("skiff-dns", caddy.LoaderFunc(func(st string) (caddy.Input, error) {
 			s := current.Load()
 			if st != serverType || s == nil {

@@ -31,7 +31,7 @@ type world struct {
 	web, db, ext *corev1.Service
 }
 
-func writeWorld(t *testing.T, c kubernetes.Interface) world {
+func writeWorld(t testing.TB, c kubernetes.Interface) world {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}}, metav1.CreateOptions{}); err != nil {
@@ -310,4 +310,44 @@ func TestBadInput(t *testing.T) {
 		r := exchange(t, inst.addr, "kubernetes.default.svc.cluster.local", dns.TypeA)
 		return r.Rcode == dns.RcodeSuccess && len(r.Answer) == 1, r.String()
 	})
+}
+
+// TestTruncation: an answer too large for a UDP message without EDNS0
+// comes back truncated (TC set) and whole over TCP.
+func TestTruncation(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	ctx := context.Background()
+	if _, err := ts.Client.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "many"},
+		Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var eps []discoveryv1.Endpoint
+	for i := 1; i <= 100; i++ {
+		eps = append(eps, discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.244.9.%d", i)}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+	}
+	if _, err := ts.Client.DiscoveryV1().EndpointSlices("default").Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "many-1", Labels: map[string]string{discoveryv1.LabelServiceName: "many"}},
+		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: eps,
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](80), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	inst := startDNS(t, ts, startUpstream(t), nil)
+	const name = "many.default.svc.cluster.local."
+	poll(t, 30*time.Second, "the headless Service's records", func() (bool, string) {
+		m := new(dns.Msg)
+		m.SetQuestion(name, dns.TypeA)
+		r, _, err := (&dns.Client{Net: "tcp", Timeout: 5 * time.Second}).Exchange(m, inst.addr)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(r.Answer) == 100, fmt.Sprintf("%d answers", len(r.Answer))
+	})
+	r := exchange(t, inst.addr, name, dns.TypeA)
+	r.Compress = true
+	if !r.Truncated || r.Len() > dns.MinMsgSize {
+		t.Errorf("over UDP without EDNS0: TC=%v, %d bytes, %d answers; want TC and at most %d bytes", r.Truncated, r.Len(), len(r.Answer), dns.MinMsgSize)
+	}
 }
