@@ -423,9 +423,10 @@ func hasNonControllerOwner(claim *corev1.PersistentVolumeClaim, set *appsv1.Stat
 // hasStaleOwnerRef reports whether target refers to owner's kind and name
 // with another UID.
 func hasStaleOwnerRef(target, owner metav1.Object, kind schema.GroupVersionKind) bool {
-	for i, r := range target.GetOwnerReferences() {
-		if matchesRef(&target.GetOwnerReferences()[i], owner, kind) {
-			return r.UID != owner.GetUID()
+	refs := target.GetOwnerReferences()
+	for i := range refs {
+		if matchesRef(&refs[i], owner, kind) {
+			return refs[i].UID != owner.GetUID()
 		}
 	}
 	return false
