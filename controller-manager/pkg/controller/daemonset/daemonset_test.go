@@ -776,3 +776,46 @@ func TestRefusedPodsDoNotStopOthers(t *testing.T) {
 		t.Errorf("the other DaemonSet created %d pods, want 2", n)
 	}
 }
+
+func TestReplaceNodeNameAffinity(t *testing.T) {
+	preferred := []corev1.PreferredSchedulingTerm{{Weight: 1, Preference: corev1.NodeSelectorTerm{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}}
+	tests := []struct {
+		name string
+		in   *corev1.Affinity
+	}{
+		{"none", nil},
+		{"pod affinity only", &corev1.Affinity{PodAffinity: &corev1.PodAffinity{}}},
+		{"preferred node affinity kept", &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: preferred}}},
+		{"required terms replaced", &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: preferred,
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+				{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpExists}}}}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hadPreferred := tt.in != nil && tt.in.NodeAffinity != nil && len(tt.in.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0
+			got := ReplaceNodeNameAffinity(tt.in.DeepCopy(), "n7")
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Affinity: got}}
+			if node, err := TargetNodeName(pod); err != nil || node != "n7" {
+				t.Errorf("TargetNodeName = %q, %v; want n7", node, err)
+			}
+			terms := got.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+			if len(terms) != 1 || len(terms[0].MatchExpressions) != 0 || len(terms[0].MatchFields) != 1 {
+				t.Errorf("required terms = %+v, want only the metadata.name term", terms)
+			}
+			if hadPreferred != (len(got.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 1) {
+				t.Errorf("preferred terms changed: %+v", got.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+			}
+			if tt.in != nil && tt.in.PodAffinity != nil && got.PodAffinity == nil {
+				t.Error("pod affinity dropped")
+			}
+		})
+	}
+	if _, err := TargetNodeName(&corev1.Pod{}); err == nil {
+		t.Error("TargetNodeName of a pod with neither nodeName nor affinity: no error")
+	}
+	if n, _ := TargetNodeName(&corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1", Affinity: ReplaceNodeNameAffinity(nil, "n2")}}); n != "n1" {
+		t.Errorf("TargetNodeName of a bound pod = %q, want its nodeName n1", n)
+	}
+}
