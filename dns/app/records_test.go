@@ -351,3 +351,38 @@ func TestTruncation(t *testing.T) {
 		t.Errorf("over UDP without EDNS0: TC=%v, %d bytes, %d answers; want TC and at most %d bytes", r.Truncated, r.Len(), len(r.Answer), dns.MinMsgSize)
 	}
 }
+
+// TestAPIServerGone: with the API server stopped, skiff-dns keeps
+// answering from the kubernetes plugin's informer caches, for names it
+// was never asked before too.
+func TestAPIServerGone(t *testing.T) {
+	ts, err := testserver.StartServer(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			ts.TearDown()
+		}
+	})
+	w := writeWorld(t, ts.Client)
+	inst := startDNS(t, ts, startUpstream(t), func(o *Options) { o.RegisterService = false })
+	poll(t, 30*time.Second, "/ready", func() (bool, string) {
+		code, body := httpGet(t, "http://"+inst.ready+"/ready")
+		return code == http.StatusOK, body
+	})
+	ts.TearDown()
+	stopped = true
+	if _, err := ts.Client.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err == nil {
+		t.Fatal("the API server still answers")
+	}
+	r := exchange(t, inst.addr, "web.records.svc.cluster.local", dns.TypeA)
+	if got := answers(r); len(got) != 1 || got[0] != w.web.Spec.ClusterIP {
+		t.Errorf("web with the API server gone: %v\n%s", got, r)
+	}
+	r = exchange(t, inst.addr, "db-0.db.records.svc.cluster.local", dns.TypeA)
+	if got := answers(r); len(got) != 1 || got[0] != "10.244.1.10" {
+		t.Errorf("db-0.db with the API server gone: %v\n%s", got, r)
+	}
+}
