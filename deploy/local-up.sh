@@ -45,7 +45,11 @@ start apiserver "$BIN/skiff-apiserver" \
 	--audit-log-path "$SKIFF_HOME/logs/audit.log" \
 	--kubelet-client-certificate "$SKIFF_HOME/pki/apiserver-kubelet-client.crt" \
 	--kubelet-client-key "$SKIFF_HOME/pki/apiserver-kubelet-client.key" \
-	--kubelet-certificate-authority "$SKIFF_HOME/pki/ca.crt"
+	--kubelet-certificate-authority "$SKIFF_HOME/pki/ca.crt" \
+	--proxy-client-cert-file "$SKIFF_HOME/pki/front-proxy-client.crt" \
+	--proxy-client-key-file "$SKIFF_HOME/pki/front-proxy-client.key" \
+	--requestheader-client-ca-file "$SKIFF_HOME/pki/front-proxy-ca.crt" \
+	--requestheader-allowed-names front-proxy-client
 
 # Wait for readiness with a deadline.
 deadline=$((SECONDS + 60))

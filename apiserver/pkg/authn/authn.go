@@ -60,6 +60,8 @@ type Authenticator struct {
 	tokens    []tokenEntry
 	// Tokens are asked, in order, about bearer tokens not in the token file.
 	Tokens []TokenAuthenticator
+	// RequestHeader, when set, accepts front-proxy requests.
+	RequestHeader *RequestHeader
 	// verified remembers certificates already verified, so a client's
 	// every request does not pay for a signature check (upstream's
 	// verify-options cache does the same).
@@ -162,6 +164,13 @@ func New(clientCAs *x509.CertPool, tokenFile string) (*Authenticator, error) {
 // Authenticate returns the user of r, ErrUnauthorized when the credentials
 // are bad, or (nil, nil) when there are none.
 func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && a.RequestHeader != nil {
+		if proxy, err := a.RequestHeader.verify(r.TLS.PeerCertificates); err != nil {
+			return nil, err
+		} else if proxy {
+			return a.RequestHeader.user(r.Header)
+		}
+	}
 	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
 		cert := r.TLS.PeerCertificates[0]
 		opts := x509.VerifyOptions{

@@ -3,11 +3,16 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +22,7 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"skiff.dev/apiserver/pkg/aggregator"
+	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/registry"
 )
 
@@ -39,7 +45,109 @@ func (s *Server) newAggregator(o *Options) (*aggregator.Aggregator, error) {
 		}
 		cfg.ProxyClientCert = &cert
 	}
+	var err error
+	if s.extensionAuth, err = extensionAuthConfigMap(o); err != nil {
+		return nil, err
+	}
 	return aggregator.New(cfg), nil
+}
+
+// requestHeaderAuthentication is the front-proxy authentication of the
+// --requestheader-* flags; nil without --requestheader-client-ca-file.
+func requestHeaderAuthentication(o *Options) (*authn.RequestHeader, error) {
+	if o.RequestHeaderClientCAFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(o.RequestHeaderClientCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading --requestheader-client-ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--requestheader-client-ca-file %s holds no PEM certificate", o.RequestHeaderClientCAFile)
+	}
+	return &authn.RequestHeader{
+		ClientCAs: pool, AllowedNames: o.RequestHeaderAllowedNames,
+		UsernameHeaders: o.RequestHeaderUsernameHeaders, UIDHeaders: o.RequestHeaderUIDHeaders,
+		GroupHeaders: o.RequestHeaderGroupHeaders, ExtraHeaderPrefixes: o.RequestHeaderExtraHeadersPrefix,
+	}, nil
+}
+
+// ExtensionAuthConfigMap names the ConfigMap aggregated API servers read
+// to authenticate clients and the aggregator, as upstream's.
+const (
+	ExtensionAuthNamespace = "kube-system"
+	ExtensionAuthConfigMap = "extension-apiserver-authentication"
+	// extensionAuthReader is the Role that may read it (upstream's
+	// bootstrap Role, bound by the aggregated servers' manifests).
+	extensionAuthReader = "extension-apiserver-authentication-reader"
+)
+
+// extensionAuthConfigMap is what upstream's ClientCARegistrationHook
+// publishes: the client CA, and the front-proxy CA with the names and
+// headers to trust (lists as JSON arrays).
+func extensionAuthConfigMap(o *Options) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ExtensionAuthNamespace, Name: ExtensionAuthConfigMap},
+		Data:       map[string]string{},
+	}
+	if o.ClientCAFile != "" {
+		pem, err := os.ReadFile(o.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --client-ca-file: %w", err)
+		}
+		cm.Data["client-ca-file"] = string(pem)
+	}
+	if o.RequestHeaderClientCAFile != "" {
+		pem, err := os.ReadFile(o.RequestHeaderClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --requestheader-client-ca-file: %w", err)
+		}
+		cm.Data["requestheader-client-ca-file"] = string(pem)
+		for k, v := range map[string][]string{
+			"requestheader-allowed-names": o.RequestHeaderAllowedNames, "requestheader-username-headers": o.RequestHeaderUsernameHeaders,
+			"requestheader-uid-headers": o.RequestHeaderUIDHeaders, "requestheader-group-headers": o.RequestHeaderGroupHeaders,
+			"requestheader-extra-headers-prefix": o.RequestHeaderExtraHeadersPrefix,
+		} {
+			if v == nil {
+				v = []string{}
+			}
+			data, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			cm.Data[k] = string(data)
+		}
+	}
+	return cm, nil
+}
+
+// publishExtensionAuth writes extension-apiserver-authentication and the
+// Role that may read it.
+func (s *Server) publishExtensionAuth(ctx context.Context) error {
+	want := s.extensionAuth
+	err := s.upsert(ctx, s.store("", "configmaps"), want.Namespace, want.Name, want, func(cur runtime.Object) bool {
+		return equality.Semantic.DeepEqual(cur.(*corev1.ConfigMap).Data, want.Data)
+	})
+	if err != nil {
+		return fmt.Errorf("configmap %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	role := &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ExtensionAuthNamespace, Name: extensionAuthReader},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{ExtensionAuthConfigMap},
+			Verbs: []string{"get", "list", "watch"},
+		}},
+	}
+	err = s.upsert(ctx, s.store("rbac.authorization.k8s.io", "roles"), role.Namespace, role.Name, role, func(cur runtime.Object) bool {
+		return equality.Semantic.DeepEqual(cur.(*rbacv1.Role).Rules, role.Rules)
+	})
+	if err != nil {
+		return fmt.Errorf("role %s/%s: %w", role.Namespace, role.Name, err)
+	}
+	return nil
 }
 
 // runAggregator feeds the aggregator from the watch caches of APIServices,
@@ -68,6 +176,10 @@ func (s *Server) runAggregator(ctx context.Context) error {
 		err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			if err := s.registerLocalAPIServices(ctx); err != nil {
 				logger.Error(err, "registering the local APIServices")
+				return false, nil
+			}
+			if err := s.publishExtensionAuth(ctx); err != nil {
+				logger.Error(err, "publishing the front-proxy authentication")
 				return false, nil
 			}
 			return true, nil

@@ -83,6 +83,17 @@ type Options struct {
 	// --proxy-client-key-file).
 	ProxyClientCertFile string
 	ProxyClientKeyFile  string
+	// Front-proxy authentication (upstream's --requestheader-* flags):
+	// requests with a client certificate signed by RequestHeaderClientCAFile
+	// name their user in the headers. They are also published in
+	// kube-system/extension-apiserver-authentication for aggregated API
+	// servers, which authenticate the aggregator the same way.
+	RequestHeaderClientCAFile       string
+	RequestHeaderAllowedNames       []string
+	RequestHeaderUsernameHeaders    []string
+	RequestHeaderUIDHeaders         []string
+	RequestHeaderGroupHeaders       []string
+	RequestHeaderExtraHeadersPrefix []string
 	// APIServiceResyncInterval is how often every APIService with a
 	// service is checked again (upstream: 30s). Not a flag: tests shorten it.
 	APIServiceResyncInterval time.Duration
@@ -118,6 +129,12 @@ func NewOptions() *Options {
 		BookmarkInterval:             time.Minute,
 		MinRequestTimeout:            30 * time.Minute,
 		ShutdownGracePeriod:          5 * time.Second,
+
+		// kubeadm's values; upstream's flags default to none.
+		RequestHeaderUsernameHeaders:    []string{"X-Remote-User"},
+		RequestHeaderUIDHeaders:         []string{"X-Remote-Uid"},
+		RequestHeaderGroupHeaders:       []string{"X-Remote-Group"},
+		RequestHeaderExtraHeadersPrefix: []string{"X-Remote-Extra-"},
 	}
 }
 
@@ -156,6 +173,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.KubeletPreferredAddressTypes, "kubelet-preferred-address-types", o.KubeletPreferredAddressTypes, "List of the preferred NodeAddressTypes to use for kubelet connections.")
 	fs.StringVar(&o.ProxyClientCertFile, "proxy-client-cert-file", o.ProxyClientCertFile, "Client certificate the aggregator presents to the backends of APIServices, with the user in the X-Remote-User, X-Remote-Group and X-Remote-Extra- headers; the backends check it against their --requestheader-client-ca-file.")
 	fs.StringVar(&o.ProxyClientKeyFile, "proxy-client-key-file", o.ProxyClientKeyFile, "Private key of --proxy-client-cert-file.")
+	fs.StringVar(&o.RequestHeaderClientCAFile, "requestheader-client-ca-file", o.RequestHeaderClientCAFile, "Root certificates of front proxies: a request with a client certificate they sign names its user in the --requestheader-*-headers. Published for aggregated API servers in kube-system/extension-apiserver-authentication.")
+	fs.StringSliceVar(&o.RequestHeaderAllowedNames, "requestheader-allowed-names", o.RequestHeaderAllowedNames, "Common names a front proxy's client certificate may have. Empty: any signed by --requestheader-client-ca-file.")
+	fs.StringSliceVar(&o.RequestHeaderUsernameHeaders, "requestheader-username-headers", o.RequestHeaderUsernameHeaders, "Request headers to inspect for the user name; the first that is set wins.")
+	fs.StringSliceVar(&o.RequestHeaderUIDHeaders, "requestheader-uid-headers", o.RequestHeaderUIDHeaders, "Request headers to inspect for the user's UID.")
+	fs.StringSliceVar(&o.RequestHeaderGroupHeaders, "requestheader-group-headers", o.RequestHeaderGroupHeaders, "Request headers to inspect for the groups.")
+	fs.StringSliceVar(&o.RequestHeaderExtraHeadersPrefix, "requestheader-extra-headers-prefix", o.RequestHeaderExtraHeadersPrefix, "Request header prefixes of the user's extra values.")
 	fs.IntVar(&o.WatchCacheSize, "default-watch-cache-size", o.WatchCacheSize, "Number of recent events kept per resource for watchers that resume.")
 	fs.DurationVar(&o.BookmarkInterval, "watch-bookmark-interval", o.BookmarkInterval, "How often watchers that allow bookmarks receive one.")
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum duration of a watch; each watch lasts a random time between this and twice this, unless timeoutSeconds is given.")

@@ -96,6 +96,8 @@ type Server struct {
 	crdSynced chan struct{}
 	// aggregator proxies the group-versions of APIServices with a service.
 	aggregator *aggregator.Aggregator
+	// extensionAuth is kube-system/extension-apiserver-authentication.
+	extensionAuth *corev1.ConfigMap
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -242,6 +244,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	}
 	if s.authn, err = authn.New(pool, o.TokenAuthFile); err != nil {
 		return nil, fmt.Errorf("--token-auth-file: %w", err)
+	}
+	if s.authn.RequestHeader, err = requestHeaderAuthentication(o); err != nil {
+		return nil, err
 	}
 	if err := s.setupServiceAccountTokens(o); err != nil {
 		return nil, err

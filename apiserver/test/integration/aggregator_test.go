@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -176,9 +178,14 @@ func startWithFrontProxy(t *testing.T) (*testserver.TestServer, *certs.CA) {
 	if err := certs.WriteKeyPair(dir, "front-proxy-client", kp); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "front-proxy-ca.crt"), ca.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ts := start(t, func(o *server.Options) {
 		o.ProxyClientCertFile = certs.CertFile(dir, "front-proxy-client")
 		o.ProxyClientKeyFile = certs.KeyFile(dir, "front-proxy-client")
+		o.RequestHeaderClientCAFile = filepath.Join(dir, "front-proxy-ca.crt")
+		o.RequestHeaderAllowedNames = []string{"front-proxy-client"}
 		o.APIServiceResyncInterval = 100 * time.Millisecond
 	})
 	return ts, ca
@@ -509,5 +516,83 @@ func TestLocalAPIServices(t *testing.T) {
 		if !ok {
 			t.Errorf("kubectl get apiservices has no %q Local True row:\n%s", n, out)
 		}
+	}
+}
+
+// TestFrontProxyAuthentication: with --requestheader-client-ca-file, a
+// request with a front-proxy certificate names its user in the headers;
+// a certificate of that CA with another name is refused; the settings are
+// published in kube-system/extension-apiserver-authentication.
+func TestFrontProxyAuthentication(t *testing.T) {
+	ts, frontProxyCA := startWithFrontProxy(t)
+	ca, err := certs.LoadCA(ts.PKIDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientWith := func(cn string) *http.Client {
+		kp, err := certs.IssueClientCert(frontProxyCA, cn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, _ := kp.KeyPEM()
+		cert, err := tls.X509KeyPair(kp.CertPEM(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			RootCAs: ca.Pool(), Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+		}}}
+	}
+	review := func(c *http.Client) (int, []byte) {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/apis/authentication.k8s.io/v1/selfsubjectreviews",
+			strings.NewReader(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Remote-User", "alice")
+		req.Header.Add("X-Remote-Group", "team-a")
+		req.Header.Add("X-Remote-Group", "team-b")
+		req.Header.Set("X-Remote-Extra-Scopes%2Fread", "yes")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, body
+	}
+	code, body := review(clientWith("front-proxy-client"))
+	var ssr authenticationv1.SelfSubjectReview
+	if err := json.Unmarshal(body, &ssr); code != http.StatusCreated || err != nil {
+		t.Fatalf("SelfSubjectReview through the front proxy: %d %s", code, body)
+	}
+	ui := ssr.Status.UserInfo
+	if ui.Username != "alice" || strings.Join(ui.Groups, ",") != "team-a,team-b,system:authenticated" || len(ui.Extra["scopes/read"]) != 1 {
+		t.Errorf("user = %+v", ui)
+	}
+	if code, body := review(clientWith("someone-else")); code != http.StatusUnauthorized {
+		t.Errorf("a front-proxy certificate not among the allowed names: %d %s", code, body)
+	}
+
+	var cm corev1.ConfigMap
+	err = waitFor(t, func() error {
+		code, body := raw(t, ts, http.MethodGet, "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication", "", nil)
+		if code != http.StatusOK {
+			return fmt.Errorf("%d %s", code, body)
+		}
+		return json.Unmarshal(body, &cm)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"client-ca-file": string(ca.CertPEM()), "requestheader-client-ca-file": string(frontProxyCA.CertPEM()),
+		"requestheader-allowed-names": `["front-proxy-client"]`, "requestheader-username-headers": `["X-Remote-User"]`,
+		"requestheader-group-headers": `["X-Remote-Group"]`, "requestheader-extra-headers-prefix": `["X-Remote-Extra-"]`,
+	} {
+		if cm.Data[k] != want {
+			t.Errorf("%s = %q, want %q", k, cm.Data[k], want)
+		}
+	}
+	if code, body := raw(t, ts, http.MethodGet, "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles/extension-apiserver-authentication-reader", "", nil); code != http.StatusOK {
+		t.Errorf("the reader Role: %d %s", code, body)
 	}
 }
