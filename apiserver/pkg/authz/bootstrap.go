@@ -100,6 +100,11 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 			rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
 			rbacv1.PolicyRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}),
 		cr("system:discovery", discovery),
+		// Aggregated API servers delegate authentication and authorization
+		// to this server (upstream's bootstrap role, which their manifests
+		// bind).
+		cr("system:auth-delegator", rule([]string{"create"}, []string{"authentication.k8s.io"}, "tokenreviews"),
+			rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews")),
 		cr("system:public-info-viewer", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}}),
 		cr("system:monitoring", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{
 			"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"}}),

@@ -595,4 +595,7 @@ func TestFrontProxyAuthentication(t *testing.T) {
 	if code, body := raw(t, ts, http.MethodGet, "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles/extension-apiserver-authentication-reader", "", nil); code != http.StatusOK {
 		t.Errorf("the reader Role: %d %s", code, body)
 	}
+	if code, body := raw(t, ts, http.MethodGet, "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:auth-delegator", "", nil); code != http.StatusOK {
+		t.Errorf("the system:auth-delegator ClusterRole: %d %s", code, body)
+	}
 }
