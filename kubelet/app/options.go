@@ -15,6 +15,7 @@ import (
 
 	"skiff.dev/kubelet/pkg/eviction"
 	"skiff.dev/kubelet/pkg/imagegc"
+	"skiff.dev/kubelet/pkg/localpath"
 	"skiff.dev/kubelet/pkg/pod"
 )
 
@@ -43,6 +44,10 @@ type Options struct {
 	CNICacheDir string
 	NetNSDir    string
 	BridgeName  string
+
+	// LocalPathDir holds the local-path provisioner's volumes (empty: the
+	// provisioner does not run on this node).
+	LocalPathDir string
 	// ContainerdRoot is containerd's state directory: its filesystem is
 	// the image filesystem (imagefs) of the eviction signals and image GC.
 	ContainerdRoot string
@@ -89,6 +94,7 @@ func NewOptions() *Options {
 		ResolvConf:                "/etc/resolv.conf",
 		Snapshotter:               "overlayfs",
 		RootDir:                   "/var/lib/skiff-kubelet",
+		LocalPathDir:              localpath.DefaultDir,
 		CNIBinDirs:                []string{"/usr/lib/cni"},
 		NetNSDir:                  "/var/run/netns",
 		BridgeName:                "skiff0",
@@ -121,6 +127,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS, "The cluster DNS servers (the kube-dns Service's address), the only nameservers of ClusterFirst pods; empty: those pods get the node's resolvers.")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "The cluster's DNS domain: ClusterFirst pods search <namespace>.svc.<domain>, svc.<domain> and <domain> before the node's search paths.")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "The node's resolv.conf, the base of every pod's; empty: pods with the node's resolvers get 127.0.0.1.")
+	fs.StringVar(&o.LocalPathDir, "local-path-dir", o.LocalPathDir, "Where the local-path provisioner (StorageClass local-path, provisioner skiff.dev/local-path) makes this node's volumes; empty: it does not run here.")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "The kubelet's state directory (CNI configuration and cache, IPAM leases, container logs).")
 	fs.StringSliceVar(&o.CNIBinDirs, "cni-bin-dir", o.CNIBinDirs, "Directories of the CNI plugins.")
 	fs.StringVar(&o.CNIConfDir, "cni-conf-dir", o.CNIConfDir, "Where the kubelet writes its CNI conflist; empty: <root-dir>/cni/net.d.")

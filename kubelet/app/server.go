@@ -37,6 +37,7 @@ import (
 	"skiff.dev/kubelet/pkg/imagegc"
 	"skiff.dev/kubelet/pkg/images"
 	"skiff.dev/kubelet/pkg/kubelet"
+	"skiff.dev/kubelet/pkg/localpath"
 	"skiff.dev/kubelet/pkg/nodestatus"
 	"skiff.dev/kubelet/pkg/pod"
 	"skiff.dev/kubelet/pkg/routes"
@@ -85,6 +86,8 @@ type Config struct {
 	Routes    *routes.Controller
 	Eviction  *eviction.Manager
 	ImageGC   *imagegc.Manager
+	// LocalPath is this node's local-path provisioner (nil: off).
+	LocalPath *localpath.Provisioner
 	// Informers are the kubelet's shared informers besides its pods'
 	// (Services).
 	Informers informers.SharedInformerFactory
@@ -205,7 +208,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		&pod.CgroupHook{Cgroups: cgroups},
 		&pod.VolumesHook{
 			Dir: filepath.Join(o.RootDir, "pods"), DNS: o.dnsConfigurer(), NodeHosts: "/etc/hosts", Env: env, Tokens: kubelet.Tokens{Client: client},
-			Mounter: kubelet.HostMounter{}, Recorder: recorder,
+			Mounter: kubelet.HostMounter{}, Recorder: recorder, Claims: kubelet.Objects{Client: client},
 		},
 		&pod.ImagesHook{Runtime: runtime, Recorder: recorder, Secrets: env.Objects},
 		&pod.ContainersHook{
@@ -223,6 +226,15 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		PodUIDSources: []func() ([]types.UID, error){cgroups.PodUIDs},
 	})
 	cfg.Kubelet = k
+	if o.LocalPathDir != "" {
+		if cfg.LocalPath, err = localpath.New(localpath.Options{
+			NodeName: o.NodeName, Dir: o.LocalPathDir, Client: client, Recorder: recorder,
+			Claims: cfg.Informers.Core().V1().PersistentVolumeClaims(), Volumes: cfg.Informers.Core().V1().PersistentVolumes(),
+		}); err != nil {
+			_ = rt.Close()
+			return nil, err
+		}
+	}
 	imageFS := o.ContainerdRoot
 	if _, err := os.Stat(imageFS); err != nil {
 		klog.FromContext(ctx).Info("containerd's root is not here; the image filesystem is taken to be the kubelet's", "containerdRoot", imageFS, "rootDir", o.RootDir)
@@ -346,6 +358,9 @@ func Run(ctx context.Context, c *Config) error {
 		g.Go(func() error { return c.Routes.Run(ctx, c.Client) })
 	}
 	g.Go(func() error { return c.ImageGC.Start(ctx) })
+	if c.LocalPath != nil {
+		g.Go(func() error { return c.LocalPath.Start(ctx) })
+	}
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
 		return nil

@@ -57,6 +57,9 @@ type VolumesHook struct {
 	Tokens    TokenRequester
 	Mounter   Mounter
 	Recorder  record.EventRecorder
+	// Claims reads persistentVolumeClaim volumes' claims and volumes (nil:
+	// such volumes fail to set up).
+	Claims ClaimReader
 }
 
 // volumeState is the hook's record of one pod.
@@ -253,6 +256,12 @@ func kindOf(v *corev1.Volume) string {
 func (h *VolumesHook) setUp(ctx context.Context, s *State, v *corev1.Volume) (Volume, error) {
 	if v.HostPath != nil {
 		return setUpHostPath(v.HostPath)
+	}
+	if v.PersistentVolumeClaim != nil {
+		return h.setUpClaim(ctx, s.Pod, v.PersistentVolumeClaim.ClaimName, v.PersistentVolumeClaim.ReadOnly)
+	}
+	if v.Ephemeral != nil {
+		return h.setUpClaim(ctx, s.Pod, s.Pod.Name+"-"+v.Name, false)
 	}
 	dir := filepath.Join(h.podDir(s), kindOf(v), v.Name)
 	switch {
