@@ -57,7 +57,7 @@ func TestPodDNS(t *testing.T) {
 		{
 			name: "ClusterFirstWithHostNet off the host network", clusterDNS: clusterDNS, resolvConf: hostResolv,
 			policy: corev1.DNSClusterFirstWithHostNet,
-			want: "search ns1.svc.cluster.local svc.cluster.local cluster.local corp.example lab.example\nnameserver 10.96.0.10\noptions ndots:5\n",
+			want:   "search ns1.svc.cluster.local svc.cluster.local cluster.local corp.example lab.example\nnameserver 10.96.0.10\noptions ndots:5\n",
 		},
 		{
 			name: "ClusterFirst without --cluster-dns falls back to Default", resolvConf: hostResolv, policy: corev1.DNSClusterFirst,
