@@ -13,4 +13,9 @@
 // so a burst of pod events does not make it act twice, and it writes
 // status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas,
 // observedGeneration, the ReplicaFailure condition) only when it changed.
+//
+// The controller reads and writes its objects through a Kind, so the same
+// code keeps ReplicationControllers too (NewBaseController; package
+// replicationcontroller converts them to ReplicaSets and back, as upstream's
+// replication manager does).
 package replicaset
