@@ -83,6 +83,8 @@ func kindTemplates(t *testing.T) map[string]string {
 
 		"validatingadmissionpolicies":       `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},"validations":[{"expression":"true"}]}}`,
 		"validatingadmissionpolicybindings": `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","spec":{"policyName":"nothing","validationActions":["Deny"]}}`,
+		// spec.version and spec.group are set from the name (objectFrom).
+		"apiservices": `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","spec":{"groupPriorityMinimum":1000,"versionPriority":15,"service":{"namespace":"kinds","name":"nothing"}}}`,
 	}
 }
 
@@ -113,6 +115,12 @@ func objectFrom(t *testing.T, r *registry.Resource, tmpl, name string, lbls map[
 	}
 	u.SetName(name)
 	u.SetLabels(lbls)
+	if r.Kind == "APIService" {
+		// Its name must be <version>.<group>.
+		version, group, _ := strings.Cut(name, ".")
+		_ = unstructured.SetNestedField(u.Object, version, "spec", "version")
+		_ = unstructured.SetNestedField(u.Object, group, "spec", "group")
+	}
 	return u
 }
 
@@ -160,6 +168,9 @@ func exerciseKind(t *testing.T, r *registry.Resource, c dynamic.ResourceInterfac
 	if r.Kind == "CSIDriver" {
 		name = "csi.example.com"
 	}
+	if r.Kind == "APIService" {
+		name = "v1.k-apiservice.example.com"
+	}
 	list, err := c.List(ctx(t), metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("list: %v", err)
@@ -178,6 +189,22 @@ func exerciseKind(t *testing.T, r *registry.Resource, c dynamic.ResourceInterfac
 		t.Fatalf("create answered %s uid=%q rv=%q", created.GetKind(), created.GetUID(), created.GetResourceVersion())
 	}
 	expectEvent(t, w, watch.Added, name)
+	if r.Kind == "APIService" {
+		// The availability controller writes its status (ServiceNotFound)
+		// once; the updates below name the resourceVersion they read.
+		if err := waitFor(t, func() error {
+			u, err := c.Get(ctx(t), name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions"); len(conds) == 0 {
+				return fmt.Errorf("no conditions yet")
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	got, err := c.Get(ctx(t), name, metav1.GetOptions{})
 	if err != nil || got.GetUID() != created.GetUID() {
