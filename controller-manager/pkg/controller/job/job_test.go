@@ -725,6 +725,34 @@ func TestScaleDownDeletesExtraPods(t *testing.T) {
 	}
 }
 
+func TestAdoptAndRelease(t *testing.T) {
+	job := newJob("pi", 2, 2)
+	orphan := newPod("orphan", job, corev1.PodRunning)
+	orphan.OwnerReferences, orphan.Finalizers = nil, nil
+	strayed := newPod("strayed", job, corev1.PodRunning)
+	strayed.Labels = map[string]string{"app": "other"}
+	f := newFixture(t, job, orphan, strayed)
+	if err := f.sync(job); err != nil {
+		t.Fatal(err)
+	}
+	patches := map[string][]string{}
+	for _, a := range f.actionsOf("patch", "pods") {
+		pa := a.(core.PatchAction)
+		patches[pa.GetName()] = append(patches[pa.GetName()], string(pa.GetPatch()))
+	}
+	// The orphan is adopted and gets the finalizer; the strayed pod is
+	// released and loses it.
+	if o := strings.Join(patches["orphan"], " "); !strings.Contains(o, `"controller":true`) || !strings.Contains(o, `"finalizers":["batch.kubernetes.io/job-tracking"]`) {
+		t.Errorf("orphan patches = %v", patches["orphan"])
+	}
+	if s := strings.Join(patches["strayed"], " "); !strings.Contains(s, `"$patch":"delete"`) || !strings.Contains(s, "$deleteFromPrimitiveList/finalizers") {
+		t.Errorf("strayed patches = %v", patches["strayed"])
+	}
+	if n := len(f.createdPods()); n != 1 {
+		t.Errorf("created %d pods, want 1 beside the adopted one", n)
+	}
+}
+
 func TestOrphanPodLosesFinalizer(t *testing.T) {
 	job := newJob("gone", 1, 1)
 	p := newPod("gone-a", job, corev1.PodSucceeded)
@@ -745,14 +773,19 @@ func TestBadJobsGetAnEvent(t *testing.T) {
 	bad.Spec.Completions = nil
 	unknown := newJob("unknown", 1, 1)
 	unknown.Spec.CompletionMode = ptr.To(batchv1.CompletionMode("Sparse"))
-	f := newFixture(t, bad, unknown)
-	for _, j := range []*batchv1.Job{bad, unknown} {
+	noSelector := newJob("nosel", 1, 1)
+	noSelector.Spec.Selector = &metav1.LabelSelector{}
+	badSelector := newJob("badsel", 1, 1)
+	badSelector.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}
+	f := newFixture(t, bad, unknown, noSelector, badSelector)
+	for _, j := range []*batchv1.Job{bad, unknown, noSelector, badSelector} {
 		if err := f.sync(j); err != nil {
 			t.Errorf("%s: %v", j.Name, err)
 		}
 	}
 	evs := f.events()
-	if !hasEvent(evs, "Warning InvalidJob") || !hasEvent(evs, "Warning UnknownCompletionMode") {
+	if !hasEvent(evs, "Warning InvalidJob") || !hasEvent(evs, "Warning UnknownCompletionMode") || len(evs) != 4 ||
+		!hasEvent(evs[2:], "Warning InvalidSelector") || !hasEvent(evs[3:], "Warning InvalidSelector") {
 		t.Errorf("events = %v", evs)
 	}
 	if a := f.actions(); len(a) != 0 {

@@ -88,13 +88,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.recorder.Event(job, corev1.EventTypeWarning, "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")
 		return nil
 	}
+	selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	if err != nil || selector.Empty() {
+		c.recorder.Eventf(job, corev1.EventTypeWarning, "InvalidSelector", "Cannot select the Job's pods: selector %v", job.Spec.Selector)
+		return nil
+	}
 	if job.Status.UncountedTerminatedPods == nil {
 		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
 	// Read the expectations before the pods, or a pod created meanwhile
 	// could be missed by both.
 	satisfied := c.expectations.Satisfied(key)
-	pods, err := c.podsForJob(ctx, job)
+	pods, err := c.podsForJob(ctx, job, selector)
 	if err != nil {
 		return err
 	}
@@ -250,12 +255,9 @@ func (c *Controller) checkFinished(ctx context.Context, jc *jobCtx, key string) 
 }
 
 // podsForJob returns the pods the job owns (finished ones too) after
-// adopting matching orphans, which get the tracking finalizer.
-func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod, error) {
-	selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("converting the job's selector: %w", err)
-	}
+// adopting matching orphans, which get the tracking finalizer, and
+// releasing the pods that stopped matching, which lose it.
+func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job, selector labels.Selector) ([]*corev1.Pod, error) {
 	owned, err := controllerutil.ByController[*corev1.Pod](c.podIndexer, job.UID)
 	if err != nil {
 		return nil, err
@@ -286,6 +288,19 @@ func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job) ([]*corev
 	ownedUIDs := make(map[types.UID]bool, len(owned))
 	for _, p := range owned {
 		ownedUIDs[p.UID] = true
+	}
+	claimedUIDs := make(map[types.UID]bool, len(claimed))
+	for _, p := range claimed {
+		claimedUIDs[p.UID] = true
+	}
+	for _, p := range owned {
+		if claimErr == nil && !claimedUIDs[p.UID] && hasTrackingFinalizer(p) {
+			// Released: the job no longer counts it. (After a failed
+			// release the pod stays the job's and keeps its finalizer.)
+			if err := c.removeFinalizer(ctx, p); ignoreNotFound(err) != nil {
+				claimErr = errors.Join(claimErr, err)
+			}
+		}
 	}
 	for i, p := range claimed {
 		if ownedUIDs[p.UID] || hasTrackingFinalizer(p) {
