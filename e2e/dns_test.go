@@ -6,11 +6,15 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/vishvananda/netns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -188,6 +192,17 @@ func TestDNS(t *testing.T) {
 		t.Fatalf("nslookup www.example.test:\n%s", out)
 	}
 
+	// Figures: queries from the client pod's network namespace through
+	// the Service address (docs/benchmarks.md).
+	client, err := c.client.CoreV1().Pods("default").Get(ctx, "client", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, qname := range []string{"kubernetes.default.svc.cluster.local.", "www.example.test."} {
+		qps, p50, p99 := c.queryFromPod(t, client, qname, 2, 2000)
+		t.Logf("from a pod through %s:53, %s: %.0f queries/s, p50 %v, p99 %v (2 clients, 2000 queries each)", clusterDNS, qname, qps, p50, p99)
+	}
+
 	// A deleted Service's name is gone within its TTL.
 	webIP := c.clusterIP(t, "web")
 	if out, _ := c.inPod(t, "client", "nslookup web"); !resolvedTo(out, "web.default.svc.cluster.local", webIP) {
@@ -208,6 +223,81 @@ func TestDNS(t *testing.T) {
 	if _, err := c.client.DiscoveryV1().EndpointSlices("kube-system").Get(ctx, dnsapp.SliceName("kube-dns", nodeName), metav1.GetOptions{}); err == nil {
 		t.Errorf("skiff-dns's EndpointSlice is still there after its stop")
 	}
+}
+
+// queryFromPod sends n A queries for qname from each of clients UDP
+// sockets opened in pod's network namespace to the cluster DNS, and
+// returns the rate and the p50 and p99 latency.
+func (c *cluster) queryFromPod(t *testing.T, pod *corev1.Pod, qname string, clients, n int) (float64, time.Duration, time.Duration) {
+	t.Helper()
+	podNS, err := netns.GetFromPath(filepath.Join(c.dir, "netns", "skiff-"+string(pod.UID)))
+	if err != nil {
+		t.Fatalf("the pod's network namespace: %v", err)
+	}
+	defer podNS.Close()
+	conns := make([]*dns.Conn, clients)
+	func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		self, err := netns.Get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer self.Close()
+		if err := netns.Set(podNS); err != nil {
+			t.Fatal(err)
+		}
+		for i := range conns {
+			conns[i], err = dns.Dial("udp", clusterDNS+":53")
+			if err != nil {
+				break
+			}
+		}
+		if err2 := netns.Set(self); err2 != nil {
+			t.Fatalf("back to the node's namespace: %v", err2)
+		}
+		if err != nil {
+			t.Fatalf("a socket in the pod's namespace: %v", err)
+		}
+	}()
+	lat := make([][]time.Duration, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, co := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer co.Close()
+			m := new(dns.Msg)
+			m.SetQuestion(qname, dns.TypeA)
+			for j := 0; j < n; j++ {
+				m.Id = dns.Id()
+				t0 := time.Now()
+				_ = co.SetDeadline(t0.Add(2 * time.Second))
+				if err := co.WriteMsg(m); err != nil {
+					t.Errorf("query: %v", err)
+					return
+				}
+				r, err := co.ReadMsg()
+				if err != nil || len(r.Answer) == 0 {
+					t.Errorf("answer: %v %v", err, r)
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		t.Fatal("no answers")
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	return float64(len(all)) / elapsed.Seconds(), all[len(all)/2], all[len(all)*99/100]
 }
 
 // resolvedTo reports whether busybox nslookup's output has name with
