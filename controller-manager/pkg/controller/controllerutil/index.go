@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -76,4 +77,26 @@ func byIndexKey[T any](indexer cache.Indexer, key string) ([]T, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// FromDeleted returns the object of an informer's delete notification:
+// obj itself, or the last state a tombstone (cache.DeletedFinalStateUnknown)
+// holds. ok is false (and the error handled) when it is neither a T nor a
+// tombstone of one.
+func FromDeleted[T any](obj any) (T, bool) {
+	if t, ok := obj.(T); ok {
+		return t, true
+	}
+	var zero T
+	tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+	if !ok {
+		utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
+		return zero, false
+	}
+	t, ok := tomb.Obj.(T)
+	if !ok {
+		utilruntime.HandleError(fmt.Errorf("tombstone contained an unexpected object %#v", obj))
+		return zero, false
+	}
+	return t, true
 }

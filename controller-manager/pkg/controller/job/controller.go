@@ -178,17 +178,9 @@ func (c *Controller) updateJob(old, cur any) {
 }
 
 func (c *Controller) deleteJob(obj any) {
-	job, ok := obj.(*batchv1.Job)
+	job, ok := controllerutil.FromDeleted[*batchv1.Job](obj)
 	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
-			return
-		}
-		if job, ok = tomb.Obj.(*batchv1.Job); !ok {
-			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a Job %#v", obj))
-			return
-		}
+		return
 	}
 	c.enqueue(job, 0)
 	// The job's sync will not see its pods again: free those that still
@@ -310,17 +302,9 @@ func (c *Controller) podChanged(job *batchv1.Job, pod *corev1.Pod, finalizerRemo
 // deletePod handles a pod's removal (final) or the start of its graceful
 // deletion.
 func (c *Controller) deletePod(obj any, final bool) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := controllerutil.FromDeleted[*corev1.Pod](obj)
 	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
-			return
-		}
-		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
-			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a pod %#v", obj))
-			return
-		}
+		return
 	}
 	hasFinalizer := hasTrackingFinalizer(pod)
 	ref := metav1.GetControllerOfNoCopy(pod)

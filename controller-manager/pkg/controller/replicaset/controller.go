@@ -252,17 +252,9 @@ func (c *Controller) updatePod(old, cur any) {
 }
 
 func (c *Controller) deletePod(obj any) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := controllerutil.FromDeleted[*corev1.Pod](obj)
 	if !ok {
-		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
-			return
-		}
-		if pod, ok = tomb.Obj.(*corev1.Pod); !ok {
-			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a pod %#v", obj))
-			return
-		}
+		return
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil {
