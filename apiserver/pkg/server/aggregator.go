@@ -188,6 +188,11 @@ func (s *Server) runAggregator(ctx context.Context) error {
 			logger.V(2).Info("local APIServices registered")
 		}
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.runCRDAPIServices(ctx)
+	}()
 	err := s.aggregator.Run(ctx)
 	wg.Wait()
 	return err

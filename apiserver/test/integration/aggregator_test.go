@@ -599,3 +599,41 @@ func TestFrontProxyAuthentication(t *testing.T) {
 		t.Errorf("the system:auth-delegator ClusterRole: %d %s", code, body)
 	}
 }
+
+// TestCRDAPIServices: a CRD's served group-versions get local APIServices
+// (automanaged "true", priorities 1000 and 100, as upstream's CRD
+// registration), removed with the CRD.
+func TestCRDAPIServices(t *testing.T) {
+	ts := start(t, nil)
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.things.example.com"},
+"spec":{"group":"things.example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget"},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}},
+{"name":"v2","served":false,"storage":false,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}`
+	if code, body := raw(t, ts, http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", []byte(crd)); code != http.StatusCreated {
+		t.Fatalf("creating the CRD: %d %s", code, body)
+	}
+	waitAvailable(t, ts, "v1.things.example.com", apiregistrationv1.ConditionTrue, "Local")
+	api, err := getAPIService(t, ts, "v1.things.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if api.Labels["kube-aggregator.kubernetes.io/automanaged"] != "true" || api.Spec.GroupPriorityMinimum != 1000 || api.Spec.VersionPriority != 100 || api.Spec.Service != nil {
+		t.Errorf("v1.things.example.com = %+v", api)
+	}
+	if code, _ := raw(t, ts, http.MethodGet, "/apis/apiregistration.k8s.io/v1/apiservices/v2.things.example.com", "", nil); code != http.StatusNotFound {
+		t.Errorf("an APIService for a version the CRD does not serve: %d", code)
+	}
+	if code, body := raw(t, ts, http.MethodDelete, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.things.example.com", "", nil); code != http.StatusOK {
+		t.Fatalf("deleting the CRD: %d %s", code, body)
+	}
+	err = waitFor(t, func() error {
+		code, body := raw(t, ts, http.MethodGet, "/apis/apiregistration.k8s.io/v1/apiservices/v1.things.example.com", "", nil)
+		if code != http.StatusNotFound {
+			return fmt.Errorf("still there: %d %s", code, body)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
