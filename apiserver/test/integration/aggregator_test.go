@@ -517,6 +517,10 @@ func TestLocalAPIServices(t *testing.T) {
 			t.Errorf("kubectl get apiservices has no %q Local True row:\n%s", n, out)
 		}
 	}
+	// The kind is described in OpenAPI, from kube-aggregator's definitions.
+	if out := mustKubectl(t, ctx(t), ts, "explain", "apiservices.spec.groupPriorityMinimum"); !strings.Contains(out, "GroupPriorityMinimum is the priority this group should have at least") {
+		t.Errorf("kubectl explain apiservices.spec.groupPriorityMinimum:\n%s", out)
+	}
 }
 
 // TestFrontProxyAuthentication: with --requestheader-client-ca-file, a
