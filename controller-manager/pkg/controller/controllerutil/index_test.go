@@ -29,3 +29,21 @@ func TestFromDeleted(t *testing.T) {
 		})
 	}
 }
+
+func TestSelectingPod(t *testing.T) {
+	sel := func(m map[string]string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: m} }
+	selectors := []*metav1.LabelSelector{
+		sel(map[string]string{"app": "web"}),
+		sel(map[string]string{"app": "db"}),
+		{}, // empty: selects nothing
+		{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bad"}}},
+	}
+	id := func(s *metav1.LabelSelector) *metav1.LabelSelector { return s }
+	got := SelectingPod(selectors, id, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web", "x": "y"}}})
+	if len(got) != 1 || got[0] != selectors[0] {
+		t.Errorf("SelectingPod = %v, want the app=web selector", got)
+	}
+	if got := SelectingPod(selectors, id, &corev1.Pod{}); len(got) != 0 {
+		t.Errorf("a pod without labels: %v", got)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // GetPodReadyCondition returns pod's Ready condition, or nil.
@@ -57,4 +59,22 @@ func FilterActivePods(pods []*corev1.Pod) []*corev1.Pod {
 // PodKey is the "namespace/name" key of pod.
 func PodKey(pod *corev1.Pod) string {
 	return pod.Namespace + "/" + pod.Name
+}
+
+// SelectingPod returns the controllers of controllers whose selector (read
+// by selectorOf) is valid, not empty, and matches pod's labels: those that
+// may want to adopt an orphan pod.
+func SelectingPod[T any](controllers []T, selectorOf func(T) *metav1.LabelSelector, pod *corev1.Pod) []T {
+	if len(pod.Labels) == 0 {
+		return nil
+	}
+	var out []T
+	for _, c := range controllers {
+		sel, err := metav1.LabelSelectorAsSelector(selectorOf(c))
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

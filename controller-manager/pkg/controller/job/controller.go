@@ -212,22 +212,11 @@ func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerRef
 
 // jobsForOrphan returns the jobs whose selector matches the orphan pod.
 func (c *Controller) jobsForOrphan(pod *corev1.Pod) []*batchv1.Job {
-	if len(pod.Labels) == 0 {
-		return nil
-	}
 	all, err := c.jobLister.Jobs(pod.Namespace).List(labels.Everything())
 	if err != nil {
 		return nil
 	}
-	var out []*batchv1.Job
-	for _, job := range all {
-		sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
-			continue
-		}
-		out = append(out, job)
-	}
-	return out
+	return controllerutil.SelectingPod(all, func(j *batchv1.Job) *metav1.LabelSelector { return j.Spec.Selector }, pod)
 }
 
 func (c *Controller) addPod(obj any) {

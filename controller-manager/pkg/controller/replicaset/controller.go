@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
@@ -168,22 +167,11 @@ func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerRef
 // replicaSetsForOrphan returns the ReplicaSets whose selector matches the
 // orphan pod.
 func (c *Controller) replicaSetsForOrphan(pod *corev1.Pod) []*appsv1.ReplicaSet {
-	if len(pod.Labels) == 0 {
-		return nil
-	}
 	all, err := c.kind.List(pod.Namespace)
 	if err != nil {
 		return nil
 	}
-	var out []*appsv1.ReplicaSet
-	for _, rs := range all {
-		sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
-			continue
-		}
-		out = append(out, rs)
-	}
-	return out
+	return controllerutil.SelectingPod(all, func(rs *appsv1.ReplicaSet) *metav1.LabelSelector { return rs.Spec.Selector }, pod)
 }
 
 func (c *Controller) addPod(obj any) {
