@@ -3,6 +3,7 @@ package aggregator
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -149,6 +150,40 @@ func TestSetUserHeaders(t *testing.T) {
 	for k, v := range want {
 		if strings.Join(h.Values(k), ",") != strings.Join(v, ",") {
 			t.Errorf("%s = %v, want %v", k, h.Values(k), v)
+		}
+	}
+}
+
+func TestHandlerPassesOnWhatIsNotAggregated(t *testing.T) {
+	a := New(Config{})
+	a.Apply(watch.Event{Type: watch.Added, Object: apiService("v1.apps", "apps", "v1", nil, 17800, 15)})
+	a.Apply(watch.Event{Type: watch.Added, Object: apiService("v1.g", "g", "v1", &apiregistrationv1.ServiceReference{Namespace: "ns", Name: "svc"}, 100, 10)})
+	passed := 0
+	h := a.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { passed++ }))
+	for _, tc := range []struct {
+		method, path string
+		passed       bool
+		code         int
+	}{
+		{http.MethodGet, "/api/v1/pods", true, 0},
+		{http.MethodGet, "/apis", true, 0},
+		{http.MethodGet, "/apis/", true, 0},
+		{http.MethodGet, "/apis/apps", true, 0},
+		{http.MethodGet, "/apis/apps/v1/deployments", true, 0},
+		{http.MethodPost, "/apis/g", true, 0},
+		{http.MethodGet, "/apis/g", false, http.StatusOK},
+		{http.MethodGet, "/apis/g/", false, http.StatusOK},
+		{http.MethodGet, "/apis/g/v2", true, 0},
+		// Not yet available: a 503 Status, not the backend.
+		{http.MethodGet, "/apis/g/v1/things", false, http.StatusServiceUnavailable},
+	} {
+		before := passed
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(tc.method, tc.path, nil)
+		req = req.WithContext(authn.WithUser(req.Context(), &authn.User{Name: "u"}))
+		h.ServeHTTP(rec, req)
+		if got := passed > before; got != tc.passed || (!got && rec.Code != tc.code) {
+			t.Errorf("%s %s: passed on %v (code %d), want %v (code %d)", tc.method, tc.path, got, rec.Code, tc.passed, tc.code)
 		}
 	}
 }

@@ -54,6 +54,8 @@ func (h *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		h.next.ServeHTTP(w, r)
+		return
 	}
 	gv := schema.GroupVersion{Group: parts[0], Version: parts[1]}
 	api, ok := h.a.st.remote(gv)
