@@ -97,6 +97,7 @@ func (a *Aggregator) ResetEndpointSlices() {
 	a.st.mu.Lock()
 	defer a.st.mu.Unlock()
 	a.st.slices = map[string]*discoveryv1.EndpointSlice{}
+	a.st.byServiceSlices = map[string]map[string]*discoveryv1.EndpointSlice{}
 }
 
 // Group is an aggregated API group as discovery lists it, with the

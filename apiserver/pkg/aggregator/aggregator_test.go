@@ -60,6 +60,12 @@ func TestResolve(t *testing.T) {
 			wantHost: "10.0.0.1:8443"},
 		{name: "ready unset counts as ready", objects: []watch.Event{{Type: watch.Added, Object: service(https)}, {Type: watch.Added, Object: slice("a", nil, 8443, "https", "10.0.0.2")}},
 			wantHost: "10.0.0.2:8443"},
+		{name: "a slice moved to another service", objects: []watch.Event{{Type: watch.Added, Object: service(https)}, {Type: watch.Added, Object: slice("a", nil, 8443, "https", "10.0.0.2")},
+			{Type: watch.Modified, Object: func() *discoveryv1.EndpointSlice {
+				es := slice("a", nil, 8443, "https", "10.0.0.2")
+				es.Labels[discoveryv1.LabelServiceName] = "other"
+				return es
+			}()}}, wantReason: ReasonMissingEndpoints},
 		{name: "a deleted slice", objects: []watch.Event{{Type: watch.Added, Object: service(https)}, {Type: watch.Added, Object: slice("a", nil, 8443, "https", "10.0.0.2")},
 			{Type: watch.Deleted, Object: slice("a", nil, 8443, "https", "10.0.0.2")}}, wantReason: ReasonMissingEndpoints},
 	} {

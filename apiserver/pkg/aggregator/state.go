@@ -17,17 +17,21 @@ import (
 // EndpointSlices by namespace/name, and the resource list each remote
 // APIService's last passed discovery check read.
 type state struct {
-	mu        sync.RWMutex
-	apis      map[string]*apiregistrationv1.APIService
-	services  map[string]*corev1.Service
-	slices    map[string]*discoveryv1.EndpointSlice
-	discovery map[string]*metav1.APIResourceList
+	mu       sync.RWMutex
+	apis     map[string]*apiregistrationv1.APIService
+	services map[string]*corev1.Service
+	slices   map[string]*discoveryv1.EndpointSlice
+	// byServiceSlices indexes slices by the Service they belong to
+	// (namespace/name of their kubernetes.io/service-name label).
+	byServiceSlices map[string]map[string]*discoveryv1.EndpointSlice
+	discovery       map[string]*metav1.APIResourceList
 }
 
 func newState() *state {
 	return &state{
 		apis: map[string]*apiregistrationv1.APIService{}, services: map[string]*corev1.Service{},
-		slices: map[string]*discoveryv1.EndpointSlice{}, discovery: map[string]*metav1.APIResourceList{},
+		slices: map[string]*discoveryv1.EndpointSlice{}, byServiceSlices: map[string]map[string]*discoveryv1.EndpointSlice{},
+		discovery: map[string]*metav1.APIResourceList{},
 	}
 }
 
@@ -111,10 +115,8 @@ func (s *state) endpointSlices(ns, name string) []*discoveryv1.EndpointSlice {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*discoveryv1.EndpointSlice
-	for _, es := range s.slices {
-		if es.Namespace == ns && es.Labels[discoveryv1.LabelServiceName] == name {
-			out = append(out, es)
-		}
+	for _, es := range s.byServiceSlices[key(ns, name)] {
+		out = append(out, es)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -157,10 +159,31 @@ func (s *state) apply(ev watch.Event) {
 			s.services[key(o.Namespace, o.Name)] = o
 		}
 	case *discoveryv1.EndpointSlice:
-		if del {
-			delete(s.slices, key(o.Namespace, o.Name))
-		} else {
-			s.slices[key(o.Namespace, o.Name)] = o
+		k := key(o.Namespace, o.Name)
+		if prev, ok := s.slices[k]; ok {
+			s.unindexSlice(prev)
 		}
+		if del {
+			delete(s.slices, k)
+		} else {
+			s.slices[k] = o
+			s.indexSlice(o)
+		}
+	}
+}
+
+func (s *state) indexSlice(es *discoveryv1.EndpointSlice) {
+	svc := key(es.Namespace, es.Labels[discoveryv1.LabelServiceName])
+	if s.byServiceSlices[svc] == nil {
+		s.byServiceSlices[svc] = map[string]*discoveryv1.EndpointSlice{}
+	}
+	s.byServiceSlices[svc][es.Name] = es
+}
+
+func (s *state) unindexSlice(es *discoveryv1.EndpointSlice) {
+	svc := key(es.Namespace, es.Labels[discoveryv1.LabelServiceName])
+	delete(s.byServiceSlices[svc], es.Name)
+	if len(s.byServiceSlices[svc]) == 0 {
+		delete(s.byServiceSlices, svc)
 	}
 }
