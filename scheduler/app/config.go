@@ -130,6 +130,11 @@ func listers(d discovery.DiscoveryInterface, f informers.SharedInformerFactory) 
 	if served[apps.WithResource("statefulsets")] {
 		l.StatefulSets = f.Apps().V1().StatefulSets().Lister()
 	}
+	if served[core.WithResource("persistentvolumeclaims")] && served[core.WithResource("persistentvolumes")] {
+		l.PersistentVolumeClaims = f.Core().V1().PersistentVolumeClaims().Lister()
+		l.PersistentVolumes = f.Core().V1().PersistentVolumes().Lister()
+		l.StorageClasses = f.Storage().V1().StorageClasses().Lister()
+	}
 	return l, nil
 }
 

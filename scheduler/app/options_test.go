@@ -69,11 +69,14 @@ func TestDefaultProfileBuilds(t *testing.T) {
 	if got := f.PluginNames()["Score"]; !reflect.DeepEqual(got, want) {
 		t.Fatalf("score plugins = %v, want %v", got, want)
 	}
+	if got := f.PluginNames()["PreBind"]; !reflect.DeepEqual(got, []string{"VolumeBinding"}) {
+		t.Fatalf("pre-bind plugins = %v", got)
+	}
 	if got := f.PluginNames()["PostFilter"]; !reflect.DeepEqual(got, []string{"DefaultPreemption"}) {
 		t.Fatalf("post-filter plugins = %v", got)
 	}
 	wantFilters := []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-		"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}
+		"NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity"}
 	if got := f.PluginNames()["Filter"]; !reflect.DeepEqual(got, wantFilters) {
 		t.Fatalf("filter plugins = %v, want %v", got, wantFilters)
 	}

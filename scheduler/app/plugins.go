@@ -1,6 +1,8 @@
 package app
 
 import (
+	"encoding/json"
+
 	"skiff.dev/scheduler/pkg/framework"
 	"skiff.dev/scheduler/pkg/plugins/defaultpreemption"
 	"skiff.dev/scheduler/pkg/plugins/imagelocality"
@@ -12,6 +14,8 @@ import (
 	"skiff.dev/scheduler/pkg/plugins/nodeunschedulable"
 	"skiff.dev/scheduler/pkg/plugins/podtopologyspread"
 	"skiff.dev/scheduler/pkg/plugins/tainttoleration"
+	"skiff.dev/scheduler/pkg/plugins/volumebinding"
+	"skiff.dev/scheduler/pkg/plugins/volumerestrictions"
 )
 
 // NewRegistry returns the in-tree plugins.
@@ -29,6 +33,10 @@ func NewRegistry() (framework.Registry, error) {
 		interpodaffinity.Name:                interpodaffinity.New,
 		imagelocality.Name:                   imagelocality.New,
 		defaultpreemption.Name:               defaultpreemption.New,
+		volumerestrictions.Name: func(_ json.RawMessage, h framework.Handle) (framework.Plugin, error) {
+			return volumerestrictions.New(h)
+		},
+		volumebinding.Name: volumebinding.New,
 	} {
 		if err := r.Register(name, f); err != nil {
 			return nil, err
@@ -48,6 +56,8 @@ func DefaultPlugins() framework.Plugins {
 		{Name: nodeaffinity.Name, Weight: 2},
 		{Name: nodeports.Name},
 		{Name: noderesources.Name, Weight: 1},
+		{Name: volumerestrictions.Name},
+		{Name: volumebinding.Name},
 		{Name: podtopologyspread.Name, Weight: 2},
 		{Name: interpodaffinity.Name, Weight: 2},
 		{Name: defaultpreemption.Name},

@@ -120,6 +120,8 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 			rule([]string{"create"}, core, "bindings", "pods/binding"),
 			rule([]string{"patch", "update"}, core, "pods/status"),
 			rule(read, core, "replicationcontrollers", "services", "namespaces", "persistentvolumeclaims", "persistentvolumes"),
+			// Upstream's system:volume-scheduler: VolumeBinding's PreBind.
+			rule([]string{"patch", "update"}, core, "persistentvolumeclaims", "persistentvolumes"),
 			rule(read, []string{"apps", "extensions"}, "replicasets", "statefulsets"),
 			rule(read, []string{"policy"}, "poddisruptionbudgets"),
 			rule(read, []string{"storage.k8s.io"}, "storageclasses", "csinodes", "csidrivers", "csistoragecapacities"),

@@ -27,6 +27,8 @@ type Plugins struct {
 	PostFilter PluginSet `json:"postFilter,omitempty"`
 	PreScore   PluginSet `json:"preScore,omitempty"`
 	Score      PluginSet `json:"score,omitempty"`
+	Reserve    PluginSet `json:"reserve,omitempty"`
+	PreBind    PluginSet `json:"preBind,omitempty"`
 	MultiPoint PluginSet `json:"multiPoint,omitempty"`
 }
 
@@ -57,6 +59,8 @@ func extensionPoints(p *Plugins) []extensionPoint {
 		{"PostFilter", &p.PostFilter, is(func(pl Plugin) bool { _, ok := pl.(PostFilterPlugin); return ok })},
 		{"PreScore", &p.PreScore, is(func(pl Plugin) bool { _, ok := pl.(PreScorePlugin); return ok })},
 		{"Score", &p.Score, is(func(pl Plugin) bool { _, ok := pl.(ScorePlugin); return ok })},
+		{"Reserve", &p.Reserve, is(func(pl Plugin) bool { _, ok := pl.(ReservePlugin); return ok })},
+		{"PreBind", &p.PreBind, is(func(pl Plugin) bool { _, ok := pl.(PreBindPlugin); return ok })},
 	}
 }
 

@@ -80,6 +80,8 @@ type Framework struct {
 	postFilters []PostFilterPlugin
 	preScores   []PreScorePlugin
 	scorers     []ScorePlugin
+	reservers   []ReservePlugin
+	preBinders  []PreBindPlugin
 	weights     map[string]int64
 }
 
@@ -95,7 +97,7 @@ func New(r Registry, p Profile, h Handle, opts ...Option) (*Framework, error) {
 	plugins := map[string]Plugin{}
 	eps := extensionPoints(&p.Plugins)
 	for _, list := range [][]PluginRef{p.Plugins.MultiPoint.Enabled, p.Plugins.PreFilter.Enabled, p.Plugins.Filter.Enabled,
-		p.Plugins.PostFilter.Enabled, p.Plugins.PreScore.Enabled, p.Plugins.Score.Enabled} {
+		p.Plugins.PostFilter.Enabled, p.Plugins.PreScore.Enabled, p.Plugins.Score.Enabled, p.Plugins.Reserve.Enabled, p.Plugins.PreBind.Enabled} {
 		for _, ref := range list {
 			if _, ok := plugins[ref.Name]; ok {
 				continue
@@ -143,6 +145,10 @@ func (f *Framework) add(point string, p Plugin) {
 		if f.weights[p.Name()] == 0 {
 			f.weights[p.Name()] = 1
 		}
+	case "Reserve":
+		f.reservers = append(f.reservers, p.(ReservePlugin))
+	case "PreBind":
+		f.preBinders = append(f.preBinders, p.(PreBindPlugin))
 	}
 }
 
@@ -169,6 +175,12 @@ func (f *Framework) PluginNames() map[string][]string {
 	}
 	for _, p := range f.scorers {
 		out["Score"] = append(out["Score"], fmt.Sprintf("%s:%d", p.Name(), f.weights[p.Name()]))
+	}
+	for _, p := range f.reservers {
+		out["Reserve"] = append(out["Reserve"], p.Name())
+	}
+	for _, p := range f.preBinders {
+		out["PreBind"] = append(out["PreBind"], p.Name())
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 )
 
 // Snapshot is the cluster as one scheduling cycle sees it: every node with
@@ -70,6 +71,10 @@ type Listers struct {
 	ReplicationControllers corelisters.ReplicationControllerLister
 	ReplicaSets            appslisters.ReplicaSetLister
 	StatefulSets           appslisters.StatefulSetLister
+	// The storage kinds VolumeBinding reads.
+	PersistentVolumeClaims corelisters.PersistentVolumeClaimLister
+	PersistentVolumes      corelisters.PersistentVolumeLister
+	StorageClasses         storagelisters.StorageClassLister
 }
 
 // Handle is what plugin factories receive: the snapshot of the current

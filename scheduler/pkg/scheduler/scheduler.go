@@ -206,6 +206,18 @@ func (s *Scheduler) addEventHandlers(f informers.SharedInformerFactory) error {
 	}); err != nil {
 		return err
 	}
+	// A claim or volume that changed (bound, provisioned, created) may let
+	// a pod waiting on VolumeBinding through, as upstream's queueing hints.
+	storageChanged := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { s.queue.MoveAllToActiveOrBackoffQueue() },
+		UpdateFunc: func(any, any) { s.queue.MoveAllToActiveOrBackoffQueue() },
+	}
+	for _, inf := range []cache.SharedIndexInformer{f.Core().V1().PersistentVolumeClaims().Informer(),
+		f.Core().V1().PersistentVolumes().Informer(), f.Storage().V1().StorageClasses().Informer()} {
+		if _, err := inf.AddEventHandler(storageChanged); err != nil {
+			return err
+		}
+	}
 	_, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			s.cache.AddNode(nodeOf(obj))
@@ -344,10 +356,25 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 		s.handleFailure(ctx, prof, qpi, err, false, cycle, nil)
 		return
 	}
+	if st := prof.Framework.RunReservePlugins(ctx, state, assumed, host); !st.IsSuccess() {
+		s.cache.ForgetPod(assumed)
+		s.observe(prof, "error", start)
+		s.handleFailure(ctx, prof, qpi, st.AsError(), st.IsRejected(), cycle, nil)
+		return
+	}
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()
+		if st := prof.Framework.RunPreBindPlugins(ctx, state, assumed, host); !st.IsSuccess() {
+			prof.Framework.RunUnreservePlugins(ctx, state, assumed, host)
+			s.cache.ForgetPod(assumed)
+			logger.Error(st.AsError(), "PreBind failed", "plugin", st.Plugin(), "node", host)
+			s.observe(prof, "error", start)
+			s.handleFailure(ctx, prof, qpi, st.AsError(), st.IsRejected(), cycle, nil)
+			return
+		}
 		if err := s.bind(ctx, assumed, host); err != nil {
+			prof.Framework.RunUnreservePlugins(ctx, state, assumed, host)
 			s.cache.ForgetPod(assumed)
 			logger.Error(err, "Failed to bind pod", "node", host)
 			s.observe(prof, "error", start)
