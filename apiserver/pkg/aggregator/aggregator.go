@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,11 @@ type Config struct {
 	DiscoveryTimeout time.Duration
 	// Now is the clock of the conditions' lastTransitionTime.
 	Now func() time.Time
+	// Unavailable, when set, is 1 for each APIService marked unavailable
+	// (aggregator_unavailable_apiservice); UnavailableTotal counts each
+	// marking by reason (aggregator_unavailable_apiservice_total).
+	Unavailable      *prometheus.GaugeVec
+	UnavailableTotal *prometheus.CounterVec
 }
 
 // Aggregator serves and watches the aggregated APIs.
@@ -65,6 +71,9 @@ func (a *Aggregator) Apply(ev watch.Event) {
 	a.st.apply(ev)
 	switch o := ev.Object.(type) {
 	case *apiregistrationv1.APIService:
+		if ev.Type == watch.Deleted && a.cfg.Unavailable != nil {
+			a.cfg.Unavailable.DeleteLabelValues(o.Name)
+		}
 		a.queue.Add(o.Name)
 	case *corev1.Service:
 		for _, n := range a.st.byService(o.Namespace, o.Name) {

@@ -93,10 +93,20 @@ func (a *Aggregator) sync(ctx context.Context, name string) error {
 		cond.Reason, cond.Message = ReasonPassed, "all checks passed"
 		a.st.setDiscovery(name, list)
 	}
+	if a.cfg.Unavailable != nil {
+		v := 0.0
+		if cond.Status != apiregistrationv1.ConditionTrue {
+			v = 1
+		}
+		a.cfg.Unavailable.WithLabelValues(name).Set(v)
+	}
 	for _, c := range api.Status.Conditions {
 		if c.Type == cond.Type && c.Status == cond.Status && c.Reason == cond.Reason && c.Message == cond.Message {
 			return nil
 		}
+	}
+	if cond.Status != apiregistrationv1.ConditionTrue && a.cfg.UnavailableTotal != nil {
+		a.cfg.UnavailableTotal.WithLabelValues(name, cond.Reason).Inc()
 	}
 	cond.LastTransitionTime = metav1.NewTime(a.cfg.Now())
 	if a.cfg.UpdateStatus == nil {

@@ -27,6 +27,11 @@ type Metrics struct {
 	ClusterIPRepairReconcileErrors prometheus.Counter
 	NodePortRepairErrors           *prometheus.CounterVec
 	NodePortRepairReconcileErrors  prometheus.Counter
+	// The aggregator's availability controller, with upstream's names:
+	// 1 for each APIService marked unavailable, and how often each was
+	// marked so, by reason.
+	AggregatorUnavailable      *prometheus.GaugeVec
+	AggregatorUnavailableTotal *prometheus.CounterVec
 }
 
 // New registers the metrics on a new registry.
@@ -75,9 +80,18 @@ func New() *Metrics {
 			Name: "apiserver_nodeport_repair_reconcile_errors_total",
 			Help: "Number of reconciliation failures on the nodeport repair reconcile loop",
 		}),
+		AggregatorUnavailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "aggregator_unavailable_apiservice",
+			Help: "Gauge of APIServices which are marked as unavailable broken down by APIService name.",
+		}, []string{"name"}),
+		AggregatorUnavailableTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "aggregator_unavailable_apiservice_total",
+			Help: "Counter of APIServices which are marked as unavailable broken down by APIService name and reason.",
+		}, []string{"name", "reason"}),
 	}
 	m.Registry.MustRegister(m.RequestTotal, m.RequestDuration, m.RegisteredWatchers, m.EtcdDuration, m.WatchCacheEvents, m.WatchCacheKept,
 		m.ClusterIPRepairErrors, m.ClusterIPRepairReconcileErrors, m.NodePortRepairErrors, m.NodePortRepairReconcileErrors,
+		m.AggregatorUnavailable, m.AggregatorUnavailableTotal,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

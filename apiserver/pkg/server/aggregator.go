@@ -37,7 +37,10 @@ const (
 // newAggregator builds the aggregation layer with the front-proxy client
 // certificate of --proxy-client-cert-file and --proxy-client-key-file.
 func (s *Server) newAggregator(o *Options) (*aggregator.Aggregator, error) {
-	cfg := aggregator.Config{UpdateStatus: s.updateAPIServiceStatus, ResyncInterval: o.APIServiceResyncInterval}
+	cfg := aggregator.Config{
+		UpdateStatus: s.updateAPIServiceStatus, ResyncInterval: o.APIServiceResyncInterval,
+		Unavailable: s.metrics.AggregatorUnavailable, UnavailableTotal: s.metrics.AggregatorUnavailableTotal,
+	}
 	if o.ProxyClientCertFile != "" {
 		cert, err := tls.LoadX509KeyPair(o.ProxyClientCertFile, o.ProxyClientKeyFile)
 		if err != nil {

@@ -393,6 +393,16 @@ func TestAggregatorProxiesToAnAPIServiceBackend(t *testing.T) {
 	// refused with a 503 Status.
 	_ = backend.srv.Close()
 	waitAvailable(t, ts, name, apiregistrationv1.ConditionFalse, "FailedDiscoveryCheck")
+	code, body = rawAccept(t, ts, http.MethodGet, "/metrics", "", "text/plain", nil)
+	for _, want := range []string{
+		`aggregator_unavailable_apiservice{name="v1alpha1.wardle.example.com"} 1`,
+		`aggregator_unavailable_apiservice_total{name="v1alpha1.wardle.example.com",reason="FailedDiscoveryCheck"} `,
+		`aggregator_unavailable_apiservice{name="v1.apps"} 0`,
+	} {
+		if code != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("/metrics (%d) lacks %s", code, want)
+		}
+	}
 	code, body = raw(t, ts, http.MethodGet, listPath, "", nil)
 	if st := status(t, body); code != http.StatusServiceUnavailable || st.Reason != metav1.StatusReasonServiceUnavailable {
 		t.Errorf("GET through an unavailable APIService: %d %s", code, body)
