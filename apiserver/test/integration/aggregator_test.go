@@ -383,6 +383,16 @@ func TestAggregatorProxiesToAnAPIServiceBackend(t *testing.T) {
 		t.Errorf("the aggregated /apis lacks %s/%s with flunders", wardleGroup, wardleVersion)
 	}
 
+	// The real kubectl discovers the group and lists through the aggregator.
+	if _, err := os.Stat("/usr/bin/kubectl"); err == nil {
+		if out := mustKubectl(t, ctx(t), ts, "api-resources", "--api-group="+wardleGroup, "-o", "name"); strings.TrimSpace(out) != "flunders."+wardleGroup {
+			t.Errorf("kubectl api-resources --api-group=%s: %q", wardleGroup, out)
+		}
+		if out := mustKubectl(t, ctx(t), ts, "get", "flunders", "-n", "default", "-o", "name"); strings.TrimSpace(out) != "flunder."+wardleGroup+"/f1" {
+			t.Errorf("kubectl get flunders: %q", out)
+		}
+	}
+
 	// An upgrade passes through: 101, then the backend's echo.
 	upgradePath := "/apis/" + wardleGroup + "/" + wardleVersion + "/namespaces/default/flunders/f1/exec"
 	if got := upgradeEcho(t, ts, upgradePath, "hello\n"); got != "echo: hello\n" {
