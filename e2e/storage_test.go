@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+)
+
+// TestStorage: a claim of the default class (local-path) is provisioned on
+// the node its first pod is scheduled to; a pod writes to it, is deleted,
+// and a new pod on the same claim reads the data back; the claim, deleted
+// while that pod runs, waits on its protection finalizer; once the pod is
+// gone the claim goes, its volume is reclaimed (Delete) and its directory
+// removed; no mount is left. A claim of an Immediate class nothing
+// provisions keeps its pod unschedulable with upstream's words.
+func TestStorage(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	storageDir := filepath.Join(c.dir, "storage")
+	pvcs, pods := c.client.CoreV1().PersistentVolumeClaims("default"), c.client.CoreV1().Pods("default")
+
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("64Mi")}},
+		},
+	}
+	created, err := pvcs.Create(ctx, claim, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ptr.Deref(created.Spec.StorageClassName, "") != "local-path" {
+		t.Fatalf("the claim got class %v, want the default local-path", created.Spec.StorageClassName)
+	}
+	// WaitForFirstConsumer: nothing happens before a pod uses the claim.
+	storageWait(t, "the WaitForFirstConsumer event", func() (bool, error) {
+		evs, err := c.client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=data"})
+		if err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(evs.Items, func(e corev1.Event) bool { return e.Reason == "WaitForFirstConsumer" }), nil
+	})
+
+	pod := func(name, script string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{
+				RestartPolicy:                 corev1.RestartPolicyNever,
+				TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sh", "-c", script},
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
+			},
+		}
+	}
+	if _, err := pods.Create(ctx, pod("writer", "echo hello-storage > /data/f"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	storageWaitPhase(t, c, "writer", corev1.PodSucceeded)
+	bound, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound.Status.Phase != corev1.ClaimBound || bound.Annotations["volume.kubernetes.io/selected-node"] != nodeName {
+		t.Fatalf("claim: phase %s, annotations %v", bound.Status.Phase, bound.Annotations)
+	}
+	pv, err := c.client.CoreV1().PersistentVolumes().Get(ctx, bound.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.Spec.Local == nil || filepath.Dir(pv.Spec.Local.Path) != storageDir || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete ||
+		pv.Spec.NodeAffinity == nil {
+		t.Fatalf("volume %+v", pv.Spec)
+	}
+	if b, err := os.ReadFile(filepath.Join(pv.Spec.Local.Path, "f")); err != nil || string(b) != "hello-storage\n" {
+		t.Fatalf("the writer's file on the node: %q, %v", b, err)
+	}
+	storageDeletePod(t, c, "writer")
+
+	if _, err := pods.Create(ctx, pod("reader", "cat /data/f; exec sleep 3600"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	storageWait(t, "the reader's log", func() (bool, error) {
+		b, err := pods.GetLogs("reader", &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			return false, nil
+		}
+		return strings.Contains(string(b), "hello-storage"), nil
+	})
+
+	// Deleted while in use: the claim stays, on its finalizer.
+	if err := pvcs.Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("a claim in use went away: %v", err)
+	}
+	if held.DeletionTimestamp == nil || !slices.Contains(held.Finalizers, "kubernetes.io/pvc-protection") {
+		t.Fatalf("claim in use: deletionTimestamp %v, finalizers %v", held.DeletionTimestamp, held.Finalizers)
+	}
+	storageDeletePod(t, c, "reader")
+	storageWait(t, "the claim, its volume and its directory to go", func() (bool, error) {
+		if _, err := pvcs.Get(ctx, "data", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if _, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		_, err := os.Stat(pv.Spec.Local.Path)
+		return os.IsNotExist(err), nil
+	})
+	if m := storageMountsUnder(t, storageDir); len(m) > 0 {
+		t.Errorf("mounts left under %s: %v", storageDir, m)
+	}
+
+	t.Run("unbound immediate claim", func(t *testing.T) {
+		if _, err := c.client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "nowhere"}, Provisioner: "example.com/nowhere",
+			VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate)}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		imm := claim.DeepCopy()
+		imm.Spec.StorageClassName = ptr.To("nowhere")
+		if _, err := pvcs.Create(ctx, imm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pods.Create(ctx, pod("stuck", "true"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		storageWait(t, "FailedScheduling with upstream's reason", func() (bool, error) {
+			p, err := pods.Get(ctx, "stuck", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse &&
+					strings.Contains(cond.Message, "pod has unbound immediate PersistentVolumeClaims") {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	})
+}
+
+func storageWait(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true,
+		func(context.Context) (bool, error) { return cond() })
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func storageWaitPhase(t *testing.T, c *cluster, name string, phase corev1.PodPhase) {
+	t.Helper()
+	storageWait(t, "pod "+name+" "+string(phase), func() (bool, error) {
+		p, err := c.client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.Status.Phase == corev1.PodFailed && phase != corev1.PodFailed {
+			t.Fatalf("pod %s failed: %+v", name, p.Status)
+		}
+		return p.Status.Phase == phase, nil
+	})
+}
+
+func storageDeletePod(t *testing.T, c *cluster, name string) {
+	t.Helper()
+	pods := c.client.CoreV1().Pods("default")
+	if err := pods.Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	storageWait(t, "pod "+name+" to go", func() (bool, error) {
+		_, err := pods.Get(context.Background(), name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+// storageMountsUnder lists the mount points at or under dir.
+func storageMountsUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) > 4 && (fields[4] == dir || strings.HasPrefix(fields[4], dir+"/")) {
+			out = append(out, fields[4])
+		}
+	}
+	return out
+}
