@@ -72,6 +72,7 @@ type Controller struct {
 	expectations          *controllerutil.Expectations
 	finalizerExpectations *finalizerExpectations
 	backoff               *backoffStore
+	statusWrites          *statusWrites
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	orphanQueue workqueue.TypedRateLimitingInterface[string]
@@ -106,6 +107,7 @@ func NewController(client kubernetes.Interface, jobInformer batchinformers.JobIn
 		expectations:          controllerutil.NewExpectations(opts.Clock),
 		finalizerExpectations: newFinalizerExpectations(),
 		backoff:               newBackoffStore(),
+		statusWrites:          newStatusWrites(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			metrics.QueueConfig[string](m, "job")),
 		orphanQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),

@@ -838,3 +838,32 @@ func TestPodEventsEnqueue(t *testing.T) {
 		t.Error("finalizer removal not observed")
 	}
 }
+
+// A sync never starts from a cached Job older than the controller's last
+// status write: it would count the pods that write counted as missing.
+func TestSyncWaitsForItsLastStatusWrite(t *testing.T) {
+	job := newJob("pi", 2, 2)
+	job.ResourceVersion = "9"
+	f := newFixture(t, job)
+	f.c.statusWrites.wrote("default/pi", "10")
+	if err := f.sync(job); err != nil {
+		t.Fatal(err)
+	}
+	if a := f.actions(); len(a) != 0 {
+		t.Fatalf("stale cache: actions %v", a)
+	}
+	job = job.DeepCopy()
+	job.ResourceVersion = "10"
+	_ = f.jobIdx.Update(job)
+	if err := f.sync(job); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.createdPods()); n != 2 {
+		t.Errorf("created %d pods once the write is seen, want 2", n)
+	}
+	// Not numbers: no check.
+	f.c.statusWrites.wrote("default/pi", "abc")
+	if !f.c.statusWrites.seen("default/pi", "1") {
+		t.Error("a non-numeric resourceVersion blocked the sync")
+	}
+}

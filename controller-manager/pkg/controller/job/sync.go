@@ -64,10 +64,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.expectations.Delete(key)
 		c.finalizerExpectations.delete(key)
 		c.backoff.remove(key)
+		c.statusWrites.delete(key)
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if !c.statusWrites.seen(key, cached.ResourceVersion) {
+		// The Job's update event syncs it again once the cache has it.
+		logger.V(4).Info("Deferring the sync: the cache has not seen the last status write", "job", key)
+		return nil
 	}
 	if !managedByUs(cached) {
 		logger.V(4).Info("Skipping a Job managed by another controller", "job", key, "managedBy", *cached.Spec.ManagedBy)
@@ -926,6 +932,7 @@ func (c *Controller) updateStatus(ctx context.Context, job *batchv1.Job) (*batch
 	if err != nil {
 		return job, err
 	}
+	c.statusWrites.wrote(job.Namespace+"/"+job.Name, updated.ResourceVersion)
 	return updated, nil
 }
 
