@@ -182,6 +182,10 @@ func TestHandlerPassesOnWhatIsNotAggregated(t *testing.T) {
 		{http.MethodGet, "/apis/g/v2", true, 0},
 		// Not yet available: a 503 Status, not the backend.
 		{http.MethodGet, "/apis/g/v1/things", false, http.StatusServiceUnavailable},
+		{http.MethodGet, "/openapi/v3", true, 0},
+		{http.MethodGet, "/openapi/v3/api/v1", true, 0},
+		{http.MethodGet, "/openapi/v3/apis/apps/v1", true, 0},
+		{http.MethodGet, "/openapi/v3/apis/g/v1", false, http.StatusServiceUnavailable},
 	} {
 		before := passed
 		rec := httptest.NewRecorder()

@@ -35,7 +35,23 @@ type proxyHandler struct {
 // APIServices, proxies /apis/<group>/<version>[/...] of a remote
 // APIService, and passes the rest on.
 func (h *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rest, ok := strings.CutPrefix(r.URL.Path, "/apis/")
+	if r.URL.Path == "/openapi/v3" {
+		h.openAPIV3Discovery(w, r)
+		return
+	}
+	// A remote group-version's OpenAPI v3 document is its backend's.
+	rest, ok := strings.CutPrefix(r.URL.Path, "/openapi/v3/apis/")
+	if ok {
+		if parts := strings.SplitN(rest, "/", 3); len(parts) == 2 && parts[1] != "" {
+			if api, remote := h.a.st.remote(schema.GroupVersion{Group: parts[0], Version: parts[1]}); remote {
+				h.proxy(w, r, api.DeepCopy())
+				return
+			}
+		}
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	rest, ok = strings.CutPrefix(r.URL.Path, "/apis/")
 	if !ok || rest == "" {
 		h.next.ServeHTTP(w, r)
 		return

@@ -107,6 +107,8 @@ func startWardle(t *testing.T, frontProxyCA *certs.CA) *wardleBackend {
 				TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv,
 				APIResources: []metav1.APIResource{{Name: "flunders", SingularName: "flunder", Namespaced: true, Kind: "Flunder", Verbs: []string{"get", "list"}}},
 			})
+		case "/openapi/v3/apis/" + gv:
+			fmt.Fprint(w, `{"openapi":"3.0.0","info":{"title":"wardle","version":"v1alpha1"},"paths":{}}`)
 		case "/apis/" + gv + "/namespaces/default/flunders":
 			fmt.Fprintf(w, `{"kind":"FlunderList","apiVersion":%q,"metadata":{},"items":[{"kind":"Flunder","apiVersion":%q,"metadata":{"name":"f1","namespace":"default"}}]}`, gv, gv)
 		case "/apis/" + gv + "/namespaces/default/flunders/f1/exec":
@@ -383,6 +385,26 @@ func TestAggregatorProxiesToAnAPIServiceBackend(t *testing.T) {
 		t.Errorf("the aggregated /apis lacks %s/%s with flunders", wardleGroup, wardleVersion)
 	}
 
+	// OpenAPI v3: the discovery document names the group-version, whose
+	// document is the backend's.
+	code, body = raw(t, ts, http.MethodGet, "/openapi/v3", "", nil)
+	var v3 struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(body, &v3); code != http.StatusOK || err != nil {
+		t.Fatalf("/openapi/v3: %d %v", code, err)
+	}
+	if _, ok := v3.Paths["api/v1"]; !ok {
+		t.Errorf("/openapi/v3 lost api/v1")
+	}
+	if p := v3.Paths["apis/"+wardleGroup+"/"+wardleVersion].ServerRelativeURL; p == "" {
+		t.Errorf("/openapi/v3 lacks apis/%s/%s", wardleGroup, wardleVersion)
+	} else if code, body := raw(t, ts, http.MethodGet, p, "", nil); code != http.StatusOK || !strings.Contains(string(body), `"title":"wardle"`) {
+		t.Errorf("GET %s: %d %s", p, code, body)
+	}
+
 	// The real kubectl discovers the group and lists through the aggregator.
 	if _, err := os.Stat("/usr/bin/kubectl"); err == nil {
 		if out := mustKubectl(t, ctx(t), ts, "api-resources", "--api-group="+wardleGroup, "-o", "name"); strings.TrimSpace(out) != "flunders."+wardleGroup {
@@ -416,6 +438,9 @@ func TestAggregatorProxiesToAnAPIServiceBackend(t *testing.T) {
 	code, body = raw(t, ts, http.MethodGet, listPath, "", nil)
 	if st := status(t, body); code != http.StatusServiceUnavailable || st.Reason != metav1.StatusReasonServiceUnavailable {
 		t.Errorf("GET through an unavailable APIService: %d %s", code, body)
+	}
+	if _, body := raw(t, ts, http.MethodGet, "/openapi/v3", "", nil); strings.Contains(string(body), "apis/"+wardleGroup) {
+		t.Errorf("/openapi/v3 names %s while it is unavailable", wardleGroup)
 	}
 	resp, body = getAccept(t, ts, "/apis", kubectlDiscoveryAccept)
 	agg = apidiscoveryv2.APIGroupDiscoveryList{}
