@@ -3,6 +3,7 @@ package iptables
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,5 +96,53 @@ func TestHealthzWhenSyncsFail(t *testing.T) {
 	waitFor("/healthz 200 again", func() bool { return code() == http.StatusOK })
 	if s, _ := k.last.Load().(string); !strings.Contains(s, "10.96.0.10") {
 		t.Fatalf("the change was not written once the kernel recovered:\n%s", s)
+	}
+}
+
+// TestChangesAreCoalesced: with --min-sync-period 1s, twenty changes in
+// 200 ms reach the kernel in at most two syncs after the first one (the
+// limiter lets two run back to back, then one per period), and the last
+// sync holds all of them.
+func TestChangesAreCoalesced(t *testing.T) {
+	k := &fakeKernel{}
+	h := newHarness(t, k)
+	h.p.o.SyncPeriod, h.p.o.MinSyncPeriod = time.Hour, time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.p.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true,
+			func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+	}
+	waitFor("the first sync", func() bool { return k.restores.Load() == 1 })
+	// The changes come 10 ms apart, each long enough for a sync of this
+	// fake kernel to finish: without the limiter, each would be a sync.
+	pace := time.NewTicker(10 * time.Millisecond)
+	defer pace.Stop()
+	var ips []string
+	for i := range 20 {
+		<-pace.C
+		ip := fmt.Sprintf("10.96.1.%d", i+1)
+		ips = append(ips, ip)
+		h.set(svc(fmt.Sprintf("s%d", i), ip, []corev1.ServicePort{tcp("http", 80, 8080)}))
+	}
+	waitFor("every change in the kernel", func() bool {
+		s, _ := k.last.Load().(string)
+		for _, ip := range ips {
+			if !strings.Contains(s, ip) {
+				return false
+			}
+		}
+		return true
+	})
+	if n := k.restores.Load(); n > 3 {
+		t.Errorf("%d restores for a first sync and a burst of 20 changes, want at most 3", n)
 	}
 }
