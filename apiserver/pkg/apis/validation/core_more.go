@@ -449,9 +449,14 @@ func ValidatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim)
 	if !equality.Semantic.DeepEqual(newSpec, oldSpec) {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"))
 	}
-	capacity, ok := old.Status.Capacity[corev1.ResourceStorage]
+	// Upstream (RecoverVolumeExpansionFailure, on in v1.32): a bound
+	// claim's request may shrink, but not to status.capacity or below; an
+	// update that does not shrink it (a finalizer, an annotation) passes
+	// even when the request is below the capacity it was bound with.
+	capacity := old.Status.Capacity[corev1.ResourceStorage]
 	newSize := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-	if bound && ok && newSize.Cmp(capacity) < 0 {
+	oldSize := old.Spec.Resources.Requests[corev1.ResourceStorage]
+	if bound && newSize.Cmp(oldSize) < 0 && newSize.Cmp(capacity) <= 0 {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "resources", "requests", "storage"), "field can not be less than status.capacity"))
 	}
 	return allErrs
