@@ -45,8 +45,8 @@ func TestCertsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("skiffctl certs: %v", err)
 	}
-	if !strings.Contains(out, "30 written, 0 kept") {
-		t.Errorf("output does not report 30 files written:\n%s", out)
+	if !strings.Contains(out, "37 written, 0 kept") {
+		t.Errorf("output does not report 37 files written:\n%s", out)
 	}
 
 	ca, err := certs.LoadCA(pki)
@@ -95,7 +95,7 @@ func TestCertsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second skiffctl certs: %v", err)
 	}
-	if !strings.Contains(out, "0 written, 30 kept") {
+	if !strings.Contains(out, "0 written, 37 kept") {
 		t.Errorf("second run output:\n%s", out)
 	}
 	caAfter, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
@@ -111,7 +111,7 @@ func TestCertsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("skiffctl certs --force: %v", err)
 	}
-	if !strings.Contains(out, "30 written, 0 kept") {
+	if !strings.Contains(out, "37 written, 0 kept") {
 		t.Errorf("--force output:\n%s", out)
 	}
 	caForced, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
