@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -211,4 +214,88 @@ func storageMountsUnder(t *testing.T, dir string) []string {
 		}
 	}
 	return out
+}
+
+// TestStorageStatefulSet: a StatefulSet's three claims (volumeClaimTemplates
+// of the default class) are provisioned and bound, each replica writes its
+// own identity, and after a scale-down to one and back to three the claims
+// are still there and each returning replica finds its own data.
+func TestStorageStatefulSet(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	replicas, grace := int32(3), int64(1)
+	set := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    &replicas,
+			ServiceName: "db",
+			Selector:    &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: &grace,
+					Containers: []corev1.Container{{Name: "db", Image: "busybox",
+						Command:      []string{"sh", "-c", "[ -f /data/id ] || hostname > /data/id; exec sleep 3600"},
+						VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+				},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}},
+				},
+			}},
+		},
+	}
+	sets := c.client.AppsV1().StatefulSets("default")
+	if _, err := sets.Create(ctx, set, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitStatefulSet(t, "db")
+	volumes := map[string]string{}
+	for i := range 3 {
+		name := fmt.Sprintf("db-%d", i)
+		if got := c.execIn(t, name, "cat /data/id"); got != name {
+			t.Fatalf("%s's /data/id: %q", name, got)
+		}
+		pvc, err := c.client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data-"+name, metav1.GetOptions{})
+		if err != nil || pvc.Status.Phase != corev1.ClaimBound {
+			t.Fatalf("claim data-%s: %v %v", name, err, pvc)
+		}
+		volumes[pvc.Name] = pvc.Spec.VolumeName
+	}
+	scale := func(n int32) {
+		t.Helper()
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			s, err := sets.Get(ctx, "db", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			s.Spec.Replicas = &n
+			_, err = sets.Update(ctx, s, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		c.waitStatefulSet(t, "db")
+	}
+	scale(1)
+	for claim, volume := range volumes {
+		pvc, err := c.client.CoreV1().PersistentVolumeClaims("default").Get(ctx, claim, metav1.GetOptions{})
+		if err != nil || pvc.Spec.VolumeName != volume || pvc.Status.Phase != corev1.ClaimBound {
+			t.Fatalf("after the scale-down, claim %s: %v %+v", claim, err, pvc)
+		}
+	}
+	scale(3)
+	for i := range 3 {
+		name := fmt.Sprintf("db-%d", i)
+		if got := c.execIn(t, name, "cat /data/id"); got != name {
+			t.Errorf("after the scale-up, %s's /data/id: %q", name, got)
+		}
+		pvc, err := c.client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data-"+name, metav1.GetOptions{})
+		if err != nil || pvc.Spec.VolumeName != volumes[pvc.Name] {
+			t.Errorf("after the scale-up, claim data-%s: %v, volume %q (was %q)", name, err, pvc.Spec.VolumeName, volumes["data-"+name])
+		}
+	}
 }

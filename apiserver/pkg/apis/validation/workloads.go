@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -71,13 +72,33 @@ func validateStatefulSetSpec(spec, old *appsv1.StatefulSetSpec, p *field.Path) f
 	}
 	var oldTmpl *corev1.PodTemplateSpec
 	var opts podValidationOptions
+	tmpl := withClaimVolumes(&spec.Template, spec.VolumeClaimTemplates)
 	if old != nil {
-		oldTmpl = &old.Template
-		opts = podValidationOptionsFor(nil, &spec.Template.Spec, &old.Template.Spec, &old.Template.ObjectMeta)
+		oldTmpl = withClaimVolumes(&old.Template, old.VolumeClaimTemplates)
+		opts = podValidationOptionsFor(nil, &tmpl.Spec, &oldTmpl.Spec, &old.Template.ObjectMeta)
 	} else {
-		opts = podValidationOptionsFor(nil, &spec.Template.Spec, nil, nil)
+		opts = podValidationOptionsFor(nil, &tmpl.Spec, nil, nil)
 	}
-	return append(allErrs, validateSelectorAndTemplate(spec.Selector, &spec.Template, oldTmpl, 0, "StatefulSet", p, opts)...)
+	return append(allErrs, validateSelectorAndTemplate(spec.Selector, tmpl, oldTmpl, 0, "StatefulSet", p, opts)...)
+}
+
+// withClaimVolumes is the template as the StatefulSet's pods get it: each
+// volumeClaimTemplate is a persistentVolumeClaim volume of its name (unless
+// the template has a volume of that name), so containers may mount the
+// claims, as upstream allows (it checks the union of the two).
+func withClaimVolumes(tmpl *corev1.PodTemplateSpec, claims []corev1.PersistentVolumeClaim) *corev1.PodTemplateSpec {
+	if len(claims) == 0 {
+		return tmpl
+	}
+	out := tmpl.DeepCopy()
+	for _, c := range claims {
+		if slices.ContainsFunc(out.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == c.Name }) {
+			continue
+		}
+		out.Spec.Volumes = append(out.Spec.Volumes, corev1.Volume{Name: c.Name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name}}})
+	}
+	return out
 }
 
 // ValidateStatefulSetUpdate: only replicas, ordinals, template,
