@@ -132,6 +132,45 @@ func TestStorage(t *testing.T) {
 		t.Errorf("mounts left under %s: %v", storageDir, m)
 	}
 
+	t.Run("ephemeral volume", func(t *testing.T) {
+		eph := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "scratch"},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sh", "-c", "echo x > /scratch/f && cat /scratch/f"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "s", MountPath: "/scratch"}}}},
+				Volumes: []corev1.Volume{{Name: "s", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+					VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{
+						AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+						Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("8Mi")}},
+					}}}}}},
+			},
+		}
+		if _, err := pods.Create(ctx, eph, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		storageWaitPhase(t, c, "scratch", corev1.PodSucceeded)
+		pvc, err := pvcs.Get(ctx, "scratch-s", metav1.GetOptions{})
+		if err != nil || pvc.Status.Phase != corev1.ClaimBound || metav1.GetControllerOf(pvc) == nil {
+			t.Fatalf("the ephemeral claim: %v %+v", err, pvc)
+		}
+		pv, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		storageDeletePod(t, c, "scratch")
+		storageWait(t, "the ephemeral claim, its volume and directory to go with the pod", func() (bool, error) {
+			if _, err := pvcs.Get(ctx, "scratch-s", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			if _, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			_, err := os.Stat(pv.Spec.Local.Path)
+			return os.IsNotExist(err), nil
+		})
+	})
+
 	t.Run("unbound immediate claim", func(t *testing.T) {
 		if _, err := c.client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "nowhere"}, Provisioner: "example.com/nowhere",

@@ -113,6 +113,9 @@ func refsOf(pod *corev1.Pod) *podRefs {
 			p.configMaps = append(p.configMaps, v.ConfigMap.Name)
 		case v.PersistentVolumeClaim != nil:
 			p.claims = append(p.claims, v.PersistentVolumeClaim.ClaimName)
+		case v.Ephemeral != nil:
+			// The claim of a generic ephemeral volume, as upstream's graph.
+			p.claims = append(p.claims, pod.Name+"-"+v.Name)
 		case v.Projected != nil:
 			for _, src := range v.Projected.Sources {
 				if src.Secret != nil {
