@@ -207,6 +207,7 @@ start kubelet "$BIN/skiff-kubelet" \
 	--containerd-address "$CTRD_SOCK" \
 	--containerd-root "$CTRD/root" \
 	--root-dir "$SKIFF_HOME/kubelet" \
+	--local-path-dir "$SKIFF_HOME/storage" \
 	--bridge-name skiff0 \
 	--address 0.0.0.0 \
 	--port 10250 \
