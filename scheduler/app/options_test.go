@@ -76,7 +76,7 @@ func TestDefaultProfileBuilds(t *testing.T) {
 		t.Fatalf("post-filter plugins = %v", got)
 	}
 	wantFilters := []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-		"NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity"}
+		"NodeResourcesFit", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"}
 	if got := f.PluginNames()["Filter"]; !reflect.DeepEqual(got, wantFilters) {
 		t.Fatalf("filter plugins = %v, want %v", got, wantFilters)
 	}

@@ -16,6 +16,7 @@ import (
 	"skiff.dev/scheduler/pkg/plugins/tainttoleration"
 	"skiff.dev/scheduler/pkg/plugins/volumebinding"
 	"skiff.dev/scheduler/pkg/plugins/volumerestrictions"
+	"skiff.dev/scheduler/pkg/plugins/volumezone"
 )
 
 // NewRegistry returns the in-tree plugins.
@@ -37,6 +38,9 @@ func NewRegistry() (framework.Registry, error) {
 			return volumerestrictions.New(h)
 		},
 		volumebinding.Name: volumebinding.New,
+		volumezone.Name: func(_ json.RawMessage, h framework.Handle) (framework.Plugin, error) {
+			return volumezone.New(h)
+		},
 	} {
 		if err := r.Register(name, f); err != nil {
 			return nil, err
@@ -58,6 +62,7 @@ func DefaultPlugins() framework.Plugins {
 		{Name: noderesources.Name, Weight: 1},
 		{Name: volumerestrictions.Name},
 		{Name: volumebinding.Name},
+		{Name: volumezone.Name},
 		{Name: podtopologyspread.Name, Weight: 2},
 		{Name: interpodaffinity.Name, Weight: 2},
 		{Name: defaultpreemption.Name},
