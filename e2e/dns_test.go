@@ -110,7 +110,14 @@ spec:
 func TestDNS(t *testing.T) {
 	c := startClusterWith(t, func(o *kubeletapp.Options) { o.ClusterDNS = []string{clusterDNS} })
 	ctx := context.Background()
-	c.startProxy(t, nil)
+	stopProxy := c.startProxy(t, nil)
+	// The proxy's chains, egress guard and service route stay in the
+	// namespace after it stops; the tests after this one start without
+	// them, as TestServices leaves it.
+	t.Cleanup(func() {
+		stopProxy()
+		c.cleanupProxy(t)
+	})
 	c.waitProxyHealthy(t)
 	ready, stopDNS := c.startDNS(t, startUpstreamResolver(t))
 
