@@ -220,7 +220,7 @@ func startClusterWith(t *testing.T, customize func(*kubeletapp.Options)) *cluste
 	cmOpts := cmapp.NewOptions()
 	cmOpts.LeaderElection.LeaderElect = false
 	cmOpts.Serving.BindAddress, cmOpts.Serving.Port = "127.0.0.1", 0
-	cmOpts.Controllers = []string{"replicaset", "node-ipam", "garbage-collector", "endpointslice", "endpoint", "cronjob", "job", "daemonset", "statefulset", "ttl-after-finished", "replicationcontroller", "persistentvolume-binder", "persistentvolumeclaim-protection", "persistentvolume-protection", "ephemeral-volume"}
+	cmOpts.Controllers = []string{"replicaset", "node-ipam", "garbage-collector", "endpointslice", "endpoint", "cronjob", "job", "daemonset", "statefulset", "ttl-after-finished", "replicationcontroller", "persistentvolume-binder", "persistentvolumeclaim-protection", "persistentvolume-protection", "ephemeral-volume", "persistentvolume-expander"}
 	cmOpts.Controller.ClusterCIDR = clusterCIDR
 	cm, err := cmapp.SetupWithConfig(ctx, cmOpts, c.ts.AdminConfig)
 	if err != nil {

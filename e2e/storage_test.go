@@ -106,6 +106,28 @@ func TestStorage(t *testing.T) {
 		return strings.Contains(string(b), "hello-storage"), nil
 	})
 
+	// Grown while in use (local-path allows expansion; its size is not
+	// enforced, so it is recorded).
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("128Mi")
+		_, err = pvcs.Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatalf("growing the claim: %v", err)
+	}
+	storageWait(t, "the claim's capacity to grow", func() (bool, error) {
+		cur, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		q := cur.Status.Capacity[corev1.ResourceStorage]
+		return q.String() == "128Mi", nil
+	})
+
 	// Deleted while in use: the claim stays, on its finalizer.
 	if err := pvcs.Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ import (
 	"skiff.dev/controller-manager/pkg/controller/statefulset"
 	"skiff.dev/controller-manager/pkg/controller/ttlafterfinished"
 	"skiff.dev/controller-manager/pkg/controller/volume/ephemeral"
+	"skiff.dev/controller-manager/pkg/controller/volume/expand"
 	"skiff.dev/controller-manager/pkg/controller/volume/persistentvolume"
 	"skiff.dev/controller-manager/pkg/controller/volume/protection"
 )
@@ -75,6 +76,7 @@ func Controllers() []Controller {
 		{Name: "persistentvolumeclaim-protection", Init: startPVCProtection},
 		{Name: "persistentvolume-protection", Init: startPVProtection},
 		{Name: "ephemeral-volume", Init: startEphemeralVolume},
+		{Name: "persistentvolume-expander", Init: startVolumeExpander},
 	}
 }
 
@@ -503,6 +505,16 @@ func startEphemeralVolume(ctx context.Context, cc *ControllerContext) (RunFunc, 
 	}
 	// Upstream's --concurrent-ephemeralvolume-syncs default.
 	return workers(c.Run, 5), nil
+}
+
+func startVolumeExpander(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers
+	c, err := expand.NewController(cc.Client, f.Core().V1().PersistentVolumeClaims(), f.Core().V1().PersistentVolumes(),
+		f.Storage().V1().StorageClasses(), cc.Recorder(expand.ControllerName), cc.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 1), nil
 }
 
 // workers binds a controller's Run to its worker count.

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -106,3 +107,49 @@ func (*StorageObjectInUseProtection) Admit(_ context.Context, a *Attributes) err
 	}
 	return nil
 }
+
+// PersistentVolumeClaimResizeName is upstream's plugin name.
+const PersistentVolumeClaimResizeName = "PersistentVolumeClaimResize"
+
+// PersistentVolumeClaimResize refuses to grow a bound claim unless its
+// StorageClass allows volume expansion, as upstream's plugin does.
+type PersistentVolumeClaimResize struct {
+	Objects Objects
+}
+
+// Name implements Plugin.
+func (*PersistentVolumeClaimResize) Name() string { return PersistentVolumeClaimResizeName }
+
+// Validate implements ValidationInterface.
+func (r *PersistentVolumeClaimResize) Validate(ctx context.Context, a *Attributes) error {
+	if a.Operation != Update || a.Subresource != "" || a.Resource.Group != "" || a.Resource.Resource != "persistentvolumeclaims" {
+		return nil
+	}
+	pvc, ok := a.Object.(*corev1.PersistentVolumeClaim)
+	old, okOld := a.OldObject.(*corev1.PersistentVolumeClaim)
+	if !ok || !okOld || old.Status.Phase != corev1.ClaimBound {
+		return nil
+	}
+	newSize, oldSize := pvc.Spec.Resources.Requests[corev1.ResourceStorage], old.Spec.Resources.Requests[corev1.ResourceStorage]
+	if newSize.Cmp(oldSize) <= 0 {
+		return nil
+	}
+	refuse := forbidden(a, errResize)
+	className := ""
+	if pvc.Spec.StorageClassName != nil {
+		className = *pvc.Spec.StorageClassName
+	}
+	if className == "" {
+		return refuse
+	}
+	obj, err := r.Objects.Get(ctx, "storage.k8s.io", "storageclasses", "", className)
+	if err != nil {
+		return refuse
+	}
+	if sc, ok := obj.(*storagev1.StorageClass); !ok || sc.AllowVolumeExpansion == nil || !*sc.AllowVolumeExpansion {
+		return refuse
+	}
+	return nil
+}
+
+var errResize = errors.New("only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize")

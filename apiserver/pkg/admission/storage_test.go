@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -88,6 +90,52 @@ func TestStorageObjectInUseProtection(t *testing.T) {
 			}
 			if got := tt.obj.(metav1.Object).GetFinalizers(); !slices.Equal(got, tt.want) {
 				t.Errorf("finalizers %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// oneClass serves one StorageClass by name.
+type oneClass struct{ sc *storagev1.StorageClass }
+
+func (o oneClass) Get(_ context.Context, group, resource, _, name string) (runtime.Object, error) {
+	if o.sc != nil && group == "storage.k8s.io" && resource == "storageclasses" && name == o.sc.Name {
+		return o.sc, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: resource}, name)
+}
+
+func (o oneClass) List(context.Context, string, string, string) ([]runtime.Object, error) { return nil, nil }
+
+func TestPersistentVolumeClaimResize(t *testing.T) {
+	claim := func(size string, phase corev1.PersistentVolumeClaimPhase) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default"},
+			Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("sc"),
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}}},
+			Status: corev1.PersistentVolumeClaimStatus{Phase: phase}}
+	}
+	class := func(allow *bool) *storagev1.StorageClass {
+		return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "sc"}, AllowVolumeExpansion: allow}
+	}
+	tests := []struct {
+		name     string
+		sc       *storagev1.StorageClass
+		old, new *corev1.PersistentVolumeClaim
+		wantErr  bool
+	}{
+		{name: "class allows", sc: class(ptr.To(true)), old: claim("1Gi", corev1.ClaimBound), new: claim("2Gi", corev1.ClaimBound)},
+		{name: "class does not allow", sc: class(nil), old: claim("1Gi", corev1.ClaimBound), new: claim("2Gi", corev1.ClaimBound), wantErr: true},
+		{name: "class gone", old: claim("1Gi", corev1.ClaimBound), new: claim("2Gi", corev1.ClaimBound), wantErr: true},
+		{name: "not bound: not a resize", sc: class(nil), old: claim("1Gi", corev1.ClaimPending), new: claim("2Gi", corev1.ClaimPending)},
+		{name: "same size", sc: class(nil), old: claim("1Gi", corev1.ClaimBound), new: claim("1Gi", corev1.ClaimBound)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Attributes{Operation: Update, Resource: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"},
+				Namespace: "default", Name: "c", Object: tt.new, OldObject: tt.old}
+			err := (&PersistentVolumeClaimResize{Objects: oneClass{tt.sc}}).Validate(context.Background(), a)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("err %v, want error %v", err, tt.wantErr)
 			}
 		})
 	}

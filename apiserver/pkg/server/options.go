@@ -16,7 +16,7 @@ import (
 // AdmissionPlugins are the plugins skiff has, in the order they run.
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "PodSecurity", "Priority",
 	"DefaultTolerationSeconds", "DefaultStorageClass",
-	"StorageObjectInUseProtection", "RuntimeClass", "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ResourceQuota"}
+	"StorageObjectInUseProtection", "PersistentVolumeClaimResize", "RuntimeClass", "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // Options are skiff-apiserver's flags.
 type Options struct {

@@ -152,6 +152,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		&admission.DefaultTolerationSeconds{Seconds: 300},
 		&admission.DefaultStorageClass{Objects: objs},
 		&admission.StorageObjectInUseProtection{},
+		&admission.PersistentVolumeClaimResize{Objects: objs},
 		&admission.RuntimeClass{Objects: objs},
 		admission.MutatingWebhooks{Webhooks: s.webhooks},
 		s.policies,

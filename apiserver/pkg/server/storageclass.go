@@ -26,5 +26,8 @@ func LocalPathStorageClass() *storagev1.StorageClass {
 		Provisioner:       "skiff.dev/local-path",
 		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
 		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		// The size of a local-path volume is not enforced, so growing a
+		// claim is only a matter of recording it (docs/storage.md).
+		AllowVolumeExpansion: ptr.To(true),
 	}
 }

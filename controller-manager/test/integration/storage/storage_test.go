@@ -152,8 +152,18 @@ func TestStaticBinding(t *testing.T) {
 		t.Fatalf("volume: %+v %v", pv.Spec.ClaimRef, pv.Annotations)
 	}
 
-	// Deleted (no pod uses it): the protection finalizer goes, then the claim.
+	// Its class does not allow expansion: growing it is refused.
 	claims := e.client.CoreV1().PersistentVolumeClaims("default")
+	grown, err := claims.Get(e.ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("4Gi")
+	if _, err := claims.Update(e.ctx, grown, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("growing a claim whose class does not allow it: %v", err)
+	}
+
+	// Deleted (no pod uses it): the protection finalizer goes, then the claim.
 	if err := claims.Delete(e.ctx, "data", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
