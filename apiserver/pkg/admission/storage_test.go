@@ -105,7 +105,9 @@ func (o oneClass) Get(_ context.Context, group, resource, _, name string) (runti
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: resource}, name)
 }
 
-func (o oneClass) List(context.Context, string, string, string) ([]runtime.Object, error) { return nil, nil }
+func (o oneClass) List(context.Context, string, string, string) ([]runtime.Object, error) {
+	return nil, nil
+}
 
 func TestPersistentVolumeClaimResize(t *testing.T) {
 	claim := func(size string, phase corev1.PersistentVolumeClaimPhase) *corev1.PersistentVolumeClaim {
