@@ -84,6 +84,10 @@ func setupNetwork(t *testing.T) string {
 	outside := "skiff-e2e-out-" + harness.RandHex(3)
 	run(t, "ip", "netns", "add", outside)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", outside).Run() })
+	// The previous test's outside namespace is deleted lazily by the
+	// kernel, and its veth pair with it: remove this end now (the pair
+	// goes with it), so that the name is free.
+	_ = exec.Command("ip", "link", "del", uplink).Run()
 	run(t, "ip", "link", "add", uplink, "type", "veth", "peer", "name", "uplink1", "netns", outside)
 	run(t, "ip", "addr", "add", nodeIP+"/24", "dev", uplink)
 	run(t, "ip", "link", "set", uplink, "up")
