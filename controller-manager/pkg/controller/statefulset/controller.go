@@ -137,22 +137,11 @@ func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerRef
 // setsForOrphan returns the StatefulSets whose selector matches the
 // orphan pod.
 func (c *Controller) setsForOrphan(pod *corev1.Pod) []*appsv1.StatefulSet {
-	if len(pod.Labels) == 0 {
-		return nil
-	}
 	all, err := c.setLister.StatefulSets(pod.Namespace).List(labels.Everything())
 	if err != nil {
 		return nil
 	}
-	var out []*appsv1.StatefulSet
-	for _, set := range all {
-		sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
-			continue
-		}
-		out = append(out, set)
-	}
-	return out
+	return controllerutil.SelectingPod(all, func(set *appsv1.StatefulSet) *metav1.LabelSelector { return set.Spec.Selector }, pod)
 }
 
 func (c *Controller) addPod(obj any) {
