@@ -11,13 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"skiff.dev/apiserver/pkg/authz"
+	"skiff.dev/apiserver/pkg/server"
 )
 
 // A bootstrap ClusterRole whose rules drifted (edited by hand, or written
 // by an older skiff) is put back, as the same object; one marked
 // autoupdate=false is left alone.
 func TestBootstrapPolicyIsPutBack(t *testing.T) {
-	ts := start(t, nil)
+	// The objects are reconciled every period; a short one keeps the test
+	// short.
+	const period = time.Second
+	ts := start(t, func(o *server.Options) { o.EndpointReconcileInterval = period })
 	ctx := context.Background()
 	roles := ts.Client.RbacV1().ClusterRoles()
 	var want *rbacv1.ClusterRole
@@ -64,9 +68,9 @@ func TestBootstrapPolicyIsPutBack(t *testing.T) {
 	if _, err := roles.Update(ctx, kept, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// Two reconcile periods later the operator's version is still there.
-	deadline := time.Now().Add(25 * time.Second)
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	// Three reconcile periods later the operator's version is still there.
+	deadline := time.Now().Add(3 * period)
+	err = wait.PollUntilContextTimeout(ctx, period/4, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		now, err := roles.Get(ctx, kept.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
