@@ -105,6 +105,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// Read the expectations before the pods, or a pod created meanwhile
 	// could be missed by both.
 	satisfied := c.expectations.Satisfied(key)
+	// The same holds for the finalizers being removed: the event of a
+	// removal deletes its expectation after the cache has the pod without
+	// the finalizer. Read after the pods, an expectation could be gone
+	// while the pods listed still showed the finalizer, and a pod already
+	// counted (the job's status, which the cache has, includes it) would
+	// be counted again: too many successes, running pods deleted, the job
+	// complete too early. (Upstream v1.32 reads them after the pods.)
+	expectedRmFinalizers := c.finalizerExpectations.expected(key)
 	pods, err := c.podsForJob(ctx, job, selector)
 	if err != nil {
 		return err
@@ -115,7 +123,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		activePods:           controllerutil.FilterActivePods(pods),
 		uncountedSucceeded:   uidSet(job.Status.UncountedTerminatedPods.Succeeded),
 		uncountedFailed:      uidSet(job.Status.UncountedTerminatedPods.Failed),
-		expectedRmFinalizers: c.finalizerExpectations.expected(key),
+		expectedRmFinalizers: expectedRmFinalizers,
 	}
 	for _, p := range jc.activePods {
 		if controllerutil.IsPodReady(p) {
@@ -830,12 +838,16 @@ func (c *Controller) removeTrackingFinalizers(ctx context.Context, key string, p
 		go func() {
 			defer wg.Done()
 			if err := c.removeFinalizer(ctx, p); err != nil {
-				// No update will come for this pod.
-				c.finalizerExpectations.observed(key, p.UID)
 				if !apierrors.IsNotFound(err) {
+					// No update will come for this pod.
+					c.finalizerExpectations.observed(key, p.UID)
 					errs[i] = fmt.Errorf("removing tracking finalizer of pod %s: %w", p.Name, err)
 					return
 				}
+				// The pod is gone, but the cache may still show it
+				// with the finalizer until its deletion event, which
+				// clears the expectation: counted now, it must not be
+				// counted again meanwhile.
 			}
 			removed[i] = true
 		}()

@@ -71,7 +71,9 @@ func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { r
 // condition (s-to-complete), and the controller manager's API requests per
 // pod (creates, finalizer patches, status updates, events; the informers'
 // watches are open before the clock starts). The test plays the kubelet
-// with 16 goroutines. Only the job controller runs. Run it once:
+// with 16 goroutines. Only the job controller runs. It fails when a pod is
+// deleted (the job never has more than it needs) or the status does not
+// count exactly 1,000 successes. Run it once:
 //
 //	go test -run '^$' -bench Job1000Completions -benchtime 1x -timeout 30m ./test/integration/jobs/
 func BenchmarkJob1000Completions(b *testing.B) {
@@ -127,7 +129,13 @@ func BenchmarkJob1000Completions(b *testing.B) {
 		counter.mu.Lock()
 		b.ReportMetric(float64(counter.total)/completions, "requests/pod")
 		b.Logf("requests by verb and resource: %v", counter.by)
+		// The job never runs more pods than it needs: a deletion means
+		// it counted a success twice (and completed with fewer).
+		deleted := counter.by["DELETE pods"]
 		counter.mu.Unlock()
+		if deleted != 0 {
+			b.Errorf("the controller deleted %d pods of a job that never had more than it needed", deleted)
+		}
 		cancel()
 		<-kubeletDone
 		stop()
