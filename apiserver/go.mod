@@ -122,4 +122,6 @@ require (
 	k8s.io/kube-aggregator v0.32.4
 )
 
+require k8s.io/cluster-bootstrap v0.32.4
+
 replace skiff.dev/ctl => ../ctl

@@ -88,6 +88,11 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		rule(append(readWrite, "deletecollection"), []string{"apps"}, "replicasets", "deployments", "statefulsets", "daemonsets", "controllerrevisions"),
 		rule(append(readWrite, "deletecollection"), []string{"batch"}, "jobs", "cronjobs"),
 		rule([]string{"update", "patch"}, []string{"certificates.k8s.io"}, "certificatesigningrequests/status", "certificatesigningrequests/approval"),
+		// Upstream's csrapproving, csrsigning and csrcleaner controllers'
+		// rights: approve kubelets' client certificates, sign with the
+		// kubernetes.io signers.
+		signerRule("approve", "kubernetes.io/kube-apiserver-client-kubelet"),
+		signerRule("sign", "kubernetes.io/kube-apiserver-client", "kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving", "kubernetes.io/legacy-unknown"),
 		rule([]string{"get", "update", "patch"}, []string{"apps"}, "replicasets/status", "deployments/status", "replicasets/scale", "deployments/scale"),
 		rule(append(readWrite, "deletecollection"), []string{"discovery.k8s.io"}, "endpointslices"),
 		rule(append(readWrite, "deletecollection"), []string{"coordination.k8s.io"}, "leases"),
@@ -143,7 +148,36 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 			rule([]string{"create", "update", "delete"}, []string{"discovery.k8s.io"}, "endpointslices"),
 		),
 		cr("system:node", NodeRules()...),
+		// A joining node's bootstrap token may ask for a certificate
+		// (upstream's system:node-bootstrapper).
+		cr("system:node-bootstrapper", rule([]string{"create", "get", "list", "watch"}, []string{"certificates.k8s.io"}, "certificatesigningrequests")),
+		// Who may have a CSR auto-approved by the controller manager:
+		// a new node's client certificate, and a node renewing its own.
+		cr(NodeClientRole, rule([]string{"create"}, []string{"certificates.k8s.io"}, "certificatesigningrequests/nodeclient")),
+		cr(SelfNodeClientRole, rule([]string{"create"}, []string{"certificates.k8s.io"}, "certificatesigningrequests/selfnodeclient")),
+		// Who may approve CSRs for each kubernetes.io signer.
+		cr("system:certificates.k8s.io:kube-apiserver-client-approver", signerRule("approve", "kubernetes.io/kube-apiserver-client")),
+		cr("system:certificates.k8s.io:kube-apiserver-client-kubelet-approver", signerRule("approve", "kubernetes.io/kube-apiserver-client-kubelet")),
+		cr("system:certificates.k8s.io:kubelet-serving-approver", signerRule("approve", "kubernetes.io/kubelet-serving")),
+		cr("system:certificates.k8s.io:legacy-unknown-approver", signerRule("approve", "kubernetes.io/legacy-unknown")),
 	}
+}
+
+// The roles a CSR's requester needs for the controller manager to approve
+// it (upstream's csrapproving controller asks a SubjectAccessReview).
+const (
+	NodeClientRole     = "system:certificates.k8s.io:certificatesigningrequests:nodeclient"
+	SelfNodeClientRole = "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"
+)
+
+// NodeBootstrapGroup is the group a node-joining bootstrap token puts its
+// user in (auth-extra-groups), under kubeadm's name, so kubeadm's tokens
+// work too.
+const NodeBootstrapGroup = "system:bootstrappers:kubeadm:default-node-token"
+
+// signerRule allows verb (approve or sign) on the named signers.
+func signerRule(verb string, signers ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{Verbs: []string{verb}, APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"signers"}, ResourceNames: signers}
 }
 
 // BootstrapClusterRoleBindings bind the roles to the component identities.
@@ -171,5 +205,11 @@ func BootstrapClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:kube-controller-manager", "system:kube-controller-manager", user("system:kube-controller-manager")),
 		bind("system:node-proxier", "system:node-proxier", user("system:kube-proxy")),
 		bind("system:skiff-dns", "system:skiff-dns", user("system:skiff-dns")),
+		// What kubeadm init binds for joining nodes, under kubeadm's names:
+		// node bootstrap tokens may ask for a client certificate, which is
+		// approved; nodes' renewals of their own are approved.
+		bind("kubeadm:kubelet-bootstrap", "system:node-bootstrapper", group(NodeBootstrapGroup)),
+		bind("kubeadm:node-autoapprove-bootstrap", NodeClientRole, group(NodeBootstrapGroup)),
+		bind("kubeadm:node-autoapprove-certificate-rotation", SelfNodeClientRole, group("system:nodes")),
 	}
 }

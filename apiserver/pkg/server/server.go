@@ -252,6 +252,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if err := s.setupServiceAccountTokens(o); err != nil {
 		return nil, err
 	}
+	if o.EnableBootstrapTokenAuth {
+		s.authn.Tokens = append(s.authn.Tokens, authn.BootstrapTokens(s.bootstrapTokenSecret, time.Now))
+	}
 	cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("loading the serving certificate: %w", err)
