@@ -8,6 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/server"
+	"skiff.dev/component-base/flagsfile"
 	"skiff.dev/component-base/signals"
 )
 
@@ -29,6 +30,7 @@ discovery.k8s.io/v1, rbac.authorization.k8s.io/v1) over HTTPS, stores objects in
 	fs := flag.NewFlagSet("klog", flag.ExitOnError)
 	klog.InitFlags(fs)
 	cmd.Flags().AddGoFlagSet(fs)
+	flagsfile.Install(cmd)
 	return cmd
 }
 

@@ -14,6 +14,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"skiff.dev/component-base/flagsfile"
+	"skiff.dev/dns/pkg/kubeapi"
 )
 
 // NewCommand returns the skiff-dns command.
@@ -44,6 +47,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	cmd.Flags().AddGoFlagSet(klogFlags)
+	flagsfile.Install(cmd)
 	return cmd
 }
 
@@ -61,21 +65,24 @@ type Config struct {
 	Instance *caddy.Instance
 }
 
-// Setup loads the Corefile and builds the API client from --kubeconfig.
+// Setup loads the Corefile and builds the API client from --kubeconfig
+// and --master.
 func Setup(ctx context.Context, o *Options) (*Config, error) {
-	var restCfg *rest.Config
-	if o.RegisterService {
-		var err error
-		if restCfg, err = o.Client.RESTConfig("skiff-dns"); err != nil {
+	restCfg, err := o.Client.RESTConfig("skiff-dns")
+	if err != nil {
+		if o.RegisterService {
 			return nil, err
 		}
+		// A Corefile without kubernetes and kubeapi needs no client; with
+		// them, their setup says what is missing.
+		restCfg = nil
 	}
 	return SetupWithConfig(ctx, o, restCfg)
 }
 
 // SetupWithConfig is Setup with a ready client configuration for the
-// Service registration (tests); the Corefile's kubernetes plugin still
-// reads --kubeconfig.
+// Service registration and the kubeapi plugin (tests); the Corefile's
+// kubernetes plugin still reads --kubeconfig.
 func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Config, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -87,6 +94,9 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	input, err := useCorefile(corefileSource{path: o.Conf, builtin: DefaultCorefile(o)})
 	if err != nil {
 		return nil, err
+	}
+	if restCfg != nil {
+		kubeapi.SetClientConfig(restCfg)
 	}
 	cfg := &Config{Options: o, NodeName: nodeName, Corefile: input, started: make(chan struct{})}
 	if o.RegisterService {

@@ -30,6 +30,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/component-base/flagsfile"
 	"skiff.dev/kubelet/pkg/cm"
 	"skiff.dev/kubelet/pkg/cni"
 	"skiff.dev/kubelet/pkg/containerd"
@@ -67,6 +68,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	cmd.Flags().AddGoFlagSet(klogFlags)
+	flagsfile.Install(cmd)
 	return cmd
 }
 
@@ -174,6 +176,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	if err != nil {
 		return nil, err
 	}
+	regs.DisableDefaultEndpoint = regs.DisableDefaultEndpoint || o.DisableDefaultRegistryEndpoint
 	rt, err := containerd.New(containerd.Options{
 		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, Snapshotter: o.Snapshotter, Registries: regs,
 		LogDriver: o.LogDriver,

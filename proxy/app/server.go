@@ -26,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"skiff.dev/component-base/flagsfile"
 	"skiff.dev/proxy/pkg/conntrack"
 	"skiff.dev/proxy/pkg/healthcheck"
 	"skiff.dev/proxy/pkg/iptables"
@@ -55,6 +56,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	cmd.Flags().AddGoFlagSet(klogFlags)
+	flagsfile.Install(cmd)
 	return cmd
 }
 

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/component-base/flagsfile"
 	cbinformers "skiff.dev/component-base/informers"
 	"skiff.dev/component-base/leaderelection"
 	"skiff.dev/component-base/serving"
@@ -50,6 +51,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	cmd.Flags().AddGoFlagSet(klogFlags)
+	flagsfile.Install(cmd)
 	return cmd
 }
 
