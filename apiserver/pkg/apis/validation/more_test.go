@@ -66,7 +66,7 @@ func TestValidateNewKindsCreate(t *testing.T) {
 			want: []want{{field.ErrorTypeInvalid, "spec.podManagementPolicy"}}},
 		{name: "job with restart always", obj: &batchv1.Job{ObjectMeta: ns("j"), Spec: batchv1.JobSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}, Template: podTmpl}},
-			want: []want{{field.ErrorTypeNotSupported, "spec.template.spec.restartPolicy"}}},
+			want: []want{{field.ErrorTypeRequired, "spec.template.spec.restartPolicy"}}},
 		{name: "cronjob bad schedule", obj: &batchv1.CronJob{ObjectMeta: ns("cj"), Spec: batchv1.CronJobSpec{Schedule: "61 * * * *", ConcurrencyPolicy: batchv1.AllowConcurrent,
 			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: withRestart(podTmpl, corev1.RestartPolicyNever)}}}},
 			want: []want{{field.ErrorTypeInvalid, "spec.schedule"}}, msg: "end of range (61) above maximum (59)"},

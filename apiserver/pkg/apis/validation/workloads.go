@@ -11,9 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -193,78 +191,7 @@ func ValidateControllerRevisionUpdate(r, old *appsv1.ControllerRevision) field.E
 	return append(allErrs, validateImmutableField(r.Data, old.Data, field.NewPath("data"))...)
 }
 
-// Job and CronJob.
-
-// ValidateJob validates a Job on create.
-func ValidateJob(j *batchv1.Job) field.ErrorList {
-	allErrs := validateObjectMeta(&j.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
-	return append(allErrs, validateJobSpec(&j.Spec, nil, field.NewPath("spec"))...)
-}
-
-func validateJobSpec(spec, old *batchv1.JobSpec, p *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for name, v := range map[string]*int32{"parallelism": spec.Parallelism, "completions": spec.Completions, "backoffLimit": spec.BackoffLimit} {
-		if v != nil {
-			allErrs = append(allErrs, validateNonnegativeField(int64(*v), p.Child(name))...)
-		}
-	}
-	if spec.ActiveDeadlineSeconds != nil && *spec.ActiveDeadlineSeconds <= 0 {
-		allErrs = append(allErrs, field.Invalid(p.Child("activeDeadlineSeconds"), *spec.ActiveDeadlineSeconds, isNotPositiveErrorMsg))
-	}
-	if spec.TTLSecondsAfterFinished != nil {
-		allErrs = append(allErrs, validateNonnegativeField(int64(*spec.TTLSecondsAfterFinished), p.Child("ttlSecondsAfterFinished"))...)
-	}
-	if m := spec.CompletionMode; m != nil && *m != batchv1.NonIndexedCompletion && *m != batchv1.IndexedCompletion {
-		allErrs = append(allErrs, field.NotSupported(p.Child("completionMode"), *m, []batchv1.CompletionMode{batchv1.NonIndexedCompletion, batchv1.IndexedCompletion}))
-	}
-	if spec.CompletionMode != nil && *spec.CompletionMode == batchv1.IndexedCompletion && spec.Completions == nil {
-		allErrs = append(allErrs, field.Required(p.Child("completions"), fmt.Sprintf("when completion mode is %s", batchv1.IndexedCompletion)))
-	}
-	if spec.Selector == nil {
-		allErrs = append(allErrs, field.Required(p.Child("selector"), ""))
-	} else {
-		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, p.Child("selector"))...)
-		if sel, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !sel.Matches(labels.Set(spec.Template.Labels)) {
-			allErrs = append(allErrs, field.Invalid(p.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
-		}
-	}
-	allErrs = append(allErrs, validateJobTemplate(&spec.Template, old, p.Child("template"))...)
-	return allErrs
-}
-
-func validateJobTemplate(tmpl *corev1.PodTemplateSpec, old *batchv1.JobSpec, p *field.Path) field.ErrorList {
-	opts := podValidationOptionsFor(nil, &tmpl.Spec, nil, nil)
-	if old != nil {
-		opts = podValidationOptionsFor(nil, &tmpl.Spec, &old.Template.Spec, &old.Template.ObjectMeta)
-	}
-	allErrs := validatePodTemplateSpec(tmpl, p, opts)
-	switch tmpl.Spec.RestartPolicy {
-	case corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
-	default:
-		allErrs = append(allErrs, field.NotSupported(p.Child("spec", "restartPolicy"), tmpl.Spec.RestartPolicy,
-			[]corev1.RestartPolicy{corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}))
-	}
-	return allErrs
-}
-
-// ValidateJobUpdate: the selector, completion mode and (for non-suspended
-// jobs) the pod template are immutable.
-func ValidateJobUpdate(j, old *batchv1.Job) field.ErrorList {
-	allErrs := validateObjectMetaUpdate(&j.ObjectMeta, &old.ObjectMeta, metadataPath)
-	spec := field.NewPath("spec")
-	allErrs = append(allErrs, validateJobSpec(&j.Spec, &old.Spec, spec)...)
-	allErrs = append(allErrs, validateImmutableField(j.Spec.Selector, old.Spec.Selector, spec.Child("selector"))...)
-	allErrs = append(allErrs, validateImmutableField(j.Spec.CompletionMode, old.Spec.CompletionMode, spec.Child("completionMode"))...)
-	suspended := old.Spec.Suspend != nil && *old.Spec.Suspend
-	if !suspended {
-		allErrs = append(allErrs, validateImmutableField(j.Spec.Template, old.Spec.Template, spec.Child("template"))...)
-	}
-	indexed := j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion
-	if !indexed {
-		allErrs = append(allErrs, validateImmutableField(j.Spec.Completions, old.Spec.Completions, spec.Child("completions"))...)
-	}
-	return allErrs
-}
+// CronJob (the Job is in job.go).
 
 // ValidateCronJob validates a CronJob on create: a name of at most 52
 // characters (the controller appends an 11-character suffix), a valid
@@ -307,15 +234,11 @@ func validateCronJobSpec(spec, old *batchv1.CronJobSpec, p *field.Path) field.Er
 	jt := p.Child("jobTemplate")
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.JobTemplate.Labels, jt.Child("metadata", "labels"))...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateAnnotations(spec.JobTemplate.Annotations, jt.Child("metadata", "annotations"))...)
-	js := spec.JobTemplate.Spec
-	if js.ManualSelector != nil && *js.ManualSelector {
-		allErrs = append(allErrs, field.NotSupported(jt.Child("spec", "manualSelector"), js.ManualSelector, []string{"nil", "false"}))
-	}
 	var oldJob *batchv1.JobSpec
 	if old != nil {
 		oldJob = &old.JobTemplate.Spec
 	}
-	allErrs = append(allErrs, validateJobTemplate(&js.Template, oldJob, jt.Child("spec", "template"))...)
+	allErrs = append(allErrs, validateJobTemplateSpec(&spec.JobTemplate.Spec, oldJob, jt.Child("spec"))...)
 	return allErrs
 }
 
