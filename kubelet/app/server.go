@@ -43,6 +43,7 @@ import (
 	"skiff.dev/kubelet/pkg/pod"
 	"skiff.dev/kubelet/pkg/routes"
 	"skiff.dev/kubelet/pkg/server"
+	"skiff.dev/kubelet/pkg/stats"
 )
 
 // Version is the kubelet version the node reports.
@@ -278,8 +279,18 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 			return nil, err
 		}
 	}
+	cgroupStats, err := stats.NewCgroups(hierarchies, "/proc")
+	if err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
 	cfg.API = server.New(server.Options{
 		Pods: k, Runtime: rt, LogDir: filepath.Join(o.RootDir, "logs"), NetNSPath: network.NetNSPath,
+		Stats: stats.New(stats.Options{
+			NodeName: o.NodeName, Cgroups: cgroupStats, Pods: k.ActivePods, PodCgroup: cgroups.PodCgroup,
+			Containers:     func(ctx context.Context) ([]pod.Container, error) { return rt.ListContainers(ctx, "") },
+			MemoryCapacity: uint64(machine.MemoryBytes),
+		}),
 	})
 	if cfg.tlsConfig, err = servingTLS(o, nodeIP); err != nil {
 		_ = rt.Close()

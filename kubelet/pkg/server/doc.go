@@ -6,6 +6,7 @@
 //	GET /exec/{namespace}/{pod}/{container}?command=...&stdin=&stdout=&stderr=&tty=   (WebSocket or SPDY)
 //	GET /attach/{namespace}/{pod}/{container}?stdin=&stdout=&stderr=&tty=   (WebSocket or SPDY)
 //	GET /portForward/{namespace}/{pod}[?port=...]      (SPDY, SPDY in a WebSocket, or WebSocket)
+//	GET /stats/summary, /metrics/resource, /metrics/cadvisor   (package stats)
 //
 // Every request must carry a client certificate that the cluster CA
 // signed; only the API server's kubelet-client identity

@@ -47,6 +47,16 @@ type Options struct {
 	// StreamIdleTimeout closes an exec or port-forward that carried no
 	// data for this long (default 4 h, as upstream).
 	StreamIdleTimeout time.Duration
+	// Stats serves /stats/summary, /metrics/resource and /metrics/cadvisor
+	// (package stats); nil: not served.
+	Stats Stats
+}
+
+// Stats is what the API needs of the stats provider.
+type Stats interface {
+	SummaryHandler() http.Handler
+	ResourceMetricsHandler() http.Handler
+	CadvisorMetricsHandler() http.Handler
 }
 
 // Server serves the kubelet API.
@@ -69,6 +79,11 @@ func (s *Server) Register(mux *http.ServeMux) {
 		mux.Handle(m+" /exec/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.exec)))
 		mux.Handle(m+" /attach/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.attach)))
 		mux.Handle(m+" /portForward/{namespace}/{pod}", authorized(http.HandlerFunc(s.portForward)))
+	}
+	if s.o.Stats != nil {
+		mux.Handle("GET /stats/summary", authorized(s.o.Stats.SummaryHandler()))
+		mux.Handle("GET /metrics/resource", authorized(s.o.Stats.ResourceMetricsHandler()))
+		mux.Handle("GET /metrics/cadvisor", authorized(s.o.Stats.CadvisorMetricsHandler()))
 	}
 }
 
