@@ -29,6 +29,7 @@ type CertsOptions struct {
 	ServiceClusterIP string
 	Nodes            []string
 	NodeIPs          []string
+	EtcdMembers      []string
 	Force            bool
 }
 
@@ -55,6 +56,7 @@ func (o *CertsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceClusterIP, "service-cluster-ip", o.ServiceClusterIP, "IP address of the kubernetes Service, a SAN of the API server certificate.")
 	fs.StringSliceVar(&o.Nodes, "node", o.Nodes, "Node name to write kubelet certificates and a kubeconfig for (repeatable; default: this machine's hostname).")
 	fs.StringSliceVar(&o.NodeIPs, "node-ip", o.NodeIPs, "NODE=IP: an IP SAN for the node's kubelet serving certificate (repeatable).")
+	fs.StringSliceVar(&o.EtcdMembers, "etcd-member", o.EtcdMembers, "NAME=HOST: a member of an external etcd cluster (its --name) and an IP address or DNS name it is reached at (repeatable, also for several addresses of one member). Writes the etcd CA, each member's serving and peer certificates and apiserver-etcd-client; without it no etcd PKI is written.")
 	fs.BoolVar(&o.Force, "force", o.Force, "Regenerate everything, the CA and the service-account key included.")
 }
 
@@ -67,7 +69,10 @@ func (o *CertsOptions) Validate() error {
 	if net.ParseIP(o.ServiceClusterIP) == nil {
 		return fmt.Errorf("--service-cluster-ip: invalid IP address %q", o.ServiceClusterIP)
 	}
-	_, err := parseNodeIPs(o.NodeIPs)
+	if _, err := parseNodeIPs(o.NodeIPs); err != nil {
+		return err
+	}
+	_, err := parseEtcdMembers(o.EtcdMembers)
 	return err
 }
 
@@ -80,6 +85,10 @@ func (o *CertsOptions) Config() (certs.Options, error) {
 	if err != nil {
 		return certs.Options{}, err
 	}
+	etcdMembers, err := parseEtcdMembers(o.EtcdMembers)
+	if err != nil {
+		return certs.Options{}, err
+	}
 	return certs.Options{
 		Dir:              o.Dir,
 		KubeconfigDir:    o.KubeconfigDir,
@@ -88,6 +97,7 @@ func (o *CertsOptions) Config() (certs.Options, error) {
 		ServiceClusterIP: o.ServiceClusterIP,
 		Nodes:            o.Nodes,
 		NodeIPs:          nodeIPs,
+		EtcdMembers:      etcdMembers,
 		Force:            o.Force,
 	}, nil
 }
@@ -111,6 +121,23 @@ func parseNodeIPs(pairs []string) (map[string][]string, error) {
 	return out, nil
 }
 
+// parseEtcdMembers turns NAME=HOST pairs into a map from member to its
+// addresses; certs.Generate checks the names and hosts.
+func parseEtcdMembers(pairs []string) (map[string][]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	out := make(map[string][]string, len(pairs))
+	for _, pair := range pairs {
+		member, host, ok := strings.Cut(pair, "=")
+		if !ok || member == "" || host == "" {
+			return nil, fmt.Errorf("--etcd-member %q: want NAME=HOST", pair)
+		}
+		out[member] = append(out[member], host)
+	}
+	return out, nil
+}
+
 // NewCertsCommand returns the skiffctl certs command.
 func NewCertsCommand() *cobra.Command {
 	o := NewCertsOptions()
@@ -126,7 +153,12 @@ node a kubelet client certificate (kubelet-NODE-client) and serving certificate
 (kubelet-NODE); the service-account signing key pair (sa.key, sa.pub); the
 aggregation layer's front-proxy CA (front-proxy-ca.crt, front-proxy-ca.key) and
 the client certificate it signs (front-proxy-client), which the API server
-presents to aggregated API servers (--proxy-client-cert-file).
+presents to aggregated API servers (--proxy-client-cert-file). With
+--etcd-member, for an external etcd cluster: its own CA (etcd-ca.crt,
+etcd-ca.key), for each member a certificate for its clients
+(etcd-NAME-server, with loopback) and one for its peers (etcd-NAME-peer), both
+good to serve and to dial, and the API server's etcd client certificate
+(apiserver-etcd-client), which skiffctl etcd uses too.
 
 In --kubeconfig-dir: admin.kubeconfig, controller-manager.kubeconfig,
 scheduler.kubeconfig, proxy.kubeconfig, dns.kubeconfig and kubelet-NODE.kubeconfig, with the CA

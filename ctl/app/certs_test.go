@@ -172,6 +172,8 @@ func TestCertsCommandErrors(t *testing.T) {
 		{name: "bad SAN", args: []string{"--apiserver-san", "a b"}, wantErr: "invalid SAN"},
 		{name: "positional argument", args: []string{"extra"}, wantErr: "unknown command"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "unknown flag"},
+		{name: "etcd-member without host", args: []string{"--etcd-member", "cp1"}, wantErr: "want NAME=HOST"},
+		{name: "etcd-member with bad name", args: []string{"--etcd-member", "CP_1=192.0.2.1"}, wantErr: "invalid etcd member name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,7 +201,7 @@ func TestRootCommandHasOnlyCerts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, flag := range []string{"--dir", "--kubeconfig-dir", "--server", "--apiserver-san", "--service-cluster-ip", "--node", "--node-ip", "--force", "-v, --v"} {
+	for _, flag := range []string{"--dir", "--kubeconfig-dir", "--server", "--apiserver-san", "--service-cluster-ip", "--node", "--node-ip", "--etcd-member", "--force", "-v, --v"} {
 		if !strings.Contains(out, flag) {
 			t.Errorf("help lacks %s", flag)
 		}

@@ -35,6 +35,13 @@ const (
 	frontProxyCAName = "front-proxy-ca"
 	// FrontProxyCACommonName is the subject CN of the front-proxy CA.
 	FrontProxyCACommonName = "front-proxy-ca"
+	// etcdCAName is the CA of etcd's member and client certificates
+	// (kubeadm's etcd/ca), separate from the cluster CA: a certificate it
+	// signs opens etcd, which must not follow from holding any cluster
+	// identity, and etcd's certificates must not authenticate to the API.
+	etcdCAName = "etcd-ca"
+	// EtcdCACommonName is the subject CN of the etcd CA.
+	EtcdCACommonName = "etcd-ca"
 )
 
 // CA is a certificate authority that can sign leaf certificates.
@@ -146,6 +153,9 @@ func LoadCA(dir string) (*CA, error) { return loadNamedCA(dir, caName) }
 // LoadFrontProxyCA reads front-proxy-ca.crt and front-proxy-ca.key from dir.
 func LoadFrontProxyCA(dir string) (*CA, error) { return loadNamedCA(dir, frontProxyCAName) }
 
+// LoadEtcdCA reads etcd-ca.crt and etcd-ca.key from dir.
+func LoadEtcdCA(dir string) (*CA, error) { return loadNamedCA(dir, etcdCAName) }
+
 func loadNamedCA(dir, name string) (*CA, error) {
 	kp, err := LoadKeyPair(dir, name)
 	if err != nil {
@@ -168,7 +178,7 @@ func WriteCA(dir string, ca *CA) error {
 func IssueClientCert(ca *CA, cn string, orgs []string, opts ...IssueOption) (*KeyPair, error) {
 	return ca.issue(certRequest{
 		subject: pkix.Name{CommonName: cn, Organization: orgs},
-		usage:   x509.ExtKeyUsageClientAuth,
+		usages:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}, opts)
 }
 
@@ -182,7 +192,25 @@ func IssueServingCert(ca *CA, cn string, orgs []string, hosts []string, opts ...
 	}
 	return ca.issue(certRequest{
 		subject: pkix.Name{CommonName: cn, Organization: orgs},
-		usage:   x509.ExtKeyUsageServerAuth,
+		usages:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		dns:     dns,
+		ips:     ips,
+	}, opts)
+}
+
+// IssuePeerCert issues a certificate for both ends of a connection
+// (ExtKeyUsage ServerAuth and ClientAuth) with subject CN=cn and O=orgs and a
+// SAN for each of hosts, as etcd members need: a member serves its peers and
+// dials them with the same certificate, and etcd's gRPC gateway dials the
+// member's own client port with its serving certificate.
+func IssuePeerCert(ca *CA, cn string, orgs []string, hosts []string, opts ...IssueOption) (*KeyPair, error) {
+	dns, ips, err := splitHosts(hosts)
+	if err != nil {
+		return nil, err
+	}
+	return ca.issue(certRequest{
+		subject: pkix.Name{CommonName: cn, Organization: orgs},
+		usages:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		dns:     dns,
 		ips:     ips,
 	}, opts)
@@ -191,7 +219,7 @@ func IssueServingCert(ca *CA, cn string, orgs []string, hosts []string, opts ...
 // certRequest is what a leaf certificate should say.
 type certRequest struct {
 	subject pkix.Name
-	usage   x509.ExtKeyUsage
+	usages  []x509.ExtKeyUsage
 	dns     []string
 	ips     []net.IP
 }
@@ -223,7 +251,7 @@ func (ca *CA) issue(req certRequest, opts []IssueOption) (*KeyPair, error) {
 		NotBefore:             notBefore,
 		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{req.usage},
+		ExtKeyUsage:           req.usages,
 		BasicConstraintsValid: true,
 		DNSNames:              req.dns,
 		IPAddresses:           req.ips,

@@ -41,8 +41,11 @@ const (
 	// CA: the API server presents it to aggregated API servers.
 	FrontProxyClientCommonName = "front-proxy-client"
 	NodeCommonNamePrefix       = "system:node:"
-	MastersGroup               = "system:masters"
-	NodesGroup                 = "system:nodes"
+	// APIServerEtcdClientCommonName is the API server's client certificate
+	// for etcd (kubeadm's apiserver-etcd-client), signed by the etcd CA.
+	APIServerEtcdClientCommonName = "kube-apiserver-etcd-client"
+	MastersGroup                  = "system:masters"
+	NodesGroup                    = "system:nodes"
 )
 
 // Options says what Generate writes and where.
@@ -66,6 +69,14 @@ type Options struct {
 	// NodeIPs are extra IP SANs of each node's kubelet serving certificate,
 	// keyed by node name. Every key must be in Nodes.
 	NodeIPs map[string][]string
+	// EtcdMembers maps the name of each member of an external etcd cluster
+	// (its --name) to the IP addresses and DNS names it is reached at. Each
+	// member gets a serving certificate (etcd-NAME-server, for its clients,
+	// with loopback added) and a peer certificate (etcd-NAME-peer), both
+	// signed by the etcd CA (etcd-ca), and the API server gets
+	// apiserver-etcd-client. Empty: no etcd PKI is written, as for the
+	// embedded etcd.
+	EtcdMembers map[string][]string
 	// Force issues everything again, the CA and service-account key included.
 	Force bool
 }
@@ -111,6 +122,17 @@ func (o *Options) complete(h host) error {
 			if net.ParseIP(ip) == nil {
 				return fmt.Errorf("invalid IP %q for node %q", ip, node)
 			}
+		}
+	}
+	for member, hosts := range o.EtcdMembers {
+		if errs := validation.IsDNS1123Subdomain(member); errs != nil {
+			return fmt.Errorf("invalid etcd member name %q: %s", member, strings.Join(errs, "; "))
+		}
+		if len(hosts) == 0 {
+			return fmt.Errorf("etcd member %q has no address: give the IP or DNS name its peers and clients reach it at", member)
+		}
+		if _, err := normalizeHosts(hosts); err != nil {
+			return fmt.Errorf("etcd member %q: %w", member, err)
 		}
 	}
 	return nil
@@ -180,6 +202,19 @@ type certSpec struct {
 	kubeconfig string
 	// frontProxy: signed by the front-proxy CA, not the cluster CA.
 	frontProxy bool
+	// etcd: signed by the etcd CA, not the cluster CA.
+	etcd bool
+	// peer: usable both to serve and as a client (ServerAuth and
+	// ClientAuth), as etcd members need; usage is then ServerAuth.
+	peer bool
+}
+
+// usages returns the extended key usages spec's certificate must allow.
+func (s certSpec) usages() []x509.ExtKeyUsage {
+	if s.peer {
+		return []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	}
+	return []x509.ExtKeyUsage{s.usage}
 }
 
 // plan lists every certificate Generate maintains.
@@ -214,13 +249,49 @@ func plan(opts Options, h host) ([]certSpec, error) {
 			},
 		)
 	}
-	seen := map[string]bool{caName: true, frontProxyCAName: true, "sa": true}
+	etcdSpecs, err := etcdPlan(opts)
+	if err != nil {
+		return nil, err
+	}
+	specs = append(specs, etcdSpecs...)
+	seen := map[string]bool{caName: true, frontProxyCAName: true, etcdCAName: true, "sa": true}
 	for _, s := range specs {
 		if seen[s.name] {
-			return nil, fmt.Errorf("node names %v would write %s twice", opts.Nodes, s.name+".crt")
+			return nil, fmt.Errorf("node names %v and etcd members would write %s twice", opts.Nodes, s.name+".crt")
 		}
 		seen[s.name] = true
 	}
+	return specs, nil
+}
+
+// etcdPlan lists the certificates of the external etcd cluster: per member
+// a serving and a peer certificate, and the API server's client
+// certificate; none when opts has no etcd members.
+func etcdPlan(opts Options) ([]certSpec, error) {
+	if len(opts.EtcdMembers) == 0 {
+		return nil, nil
+	}
+	members := make([]string, 0, len(opts.EtcdMembers))
+	for m := range opts.EtcdMembers {
+		members = append(members, m)
+	}
+	slices.Sort(members)
+	var specs []certSpec
+	for _, m := range members {
+		peerSANs, err := normalizeHosts(opts.EtcdMembers[m])
+		if err != nil {
+			return nil, err
+		}
+		serverSANs, err := normalizeHosts(append([]string{"localhost", "127.0.0.1", "::1"}, peerSANs...))
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs,
+			certSpec{name: "etcd-" + m + "-server", cn: m, usage: x509.ExtKeyUsageServerAuth, peer: true, etcd: true, hosts: serverSANs},
+			certSpec{name: "etcd-" + m + "-peer", cn: m, usage: x509.ExtKeyUsageServerAuth, peer: true, etcd: true, hosts: peerSANs},
+		)
+	}
+	specs = append(specs, certSpec{name: "apiserver-etcd-client", cn: APIServerEtcdClientCommonName, usage: x509.ExtKeyUsageClientAuth, etcd: true})
 	return specs, nil
 }
 
@@ -261,6 +332,12 @@ func Generate(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	var etcdCA *CA
+	if len(opts.EtcdMembers) > 0 {
+		if etcdCA, err = g.ensureNamedCA(etcdCAName, EtcdCACommonName); err != nil {
+			return nil, err
+		}
+	}
 	if err := g.ensureSAKey(); err != nil {
 		return nil, err
 	}
@@ -269,8 +346,11 @@ func Generate(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 		signer := ca
-		if spec.frontProxy {
+		switch {
+		case spec.frontProxy:
 			signer = frontProxyCA
+		case spec.etcd:
+			signer = etcdCA
 		}
 		kp, err := g.ensureCert(signer, spec)
 		if err != nil {
@@ -444,9 +524,12 @@ func (g *generator) ensureCert(ca *CA, spec certSpec) (*KeyPair, error) {
 		kp  *KeyPair
 		err error
 	)
-	if spec.usage == x509.ExtKeyUsageServerAuth {
+	switch {
+	case spec.peer:
+		kp, err = IssuePeerCert(ca, spec.cn, spec.orgs, spec.hosts)
+	case spec.usage == x509.ExtKeyUsageServerAuth:
 		kp, err = IssueServingCert(ca, spec.cn, spec.orgs, spec.hosts)
-	} else {
+	default:
 		kp, err = IssueClientCert(ca, spec.cn, spec.orgs)
 	}
 	if err != nil {
@@ -476,12 +559,16 @@ func (g *generator) checkLeaf(ca *CA, cert *x509.Certificate, spec certSpec) str
 	if cert.NotAfter.Sub(g.now) < RenewBefore && cert.NotAfter.Before(ca.Cert.NotAfter) {
 		return fmt.Sprintf("expires within %d days", int(RenewBefore.Hours()/24))
 	}
-	if _, err := cert.Verify(x509.VerifyOptions{
-		Roots:       ca.Pool(),
-		CurrentTime: g.now,
-		KeyUsages:   []x509.ExtKeyUsage{spec.usage},
-	}); err != nil {
-		return fmt.Sprintf("does not verify for its use: %v", err)
+	// One Verify per usage: Verify accepts a chain that allows any one of
+	// the usages it is given.
+	for _, usage := range spec.usages() {
+		if _, err := cert.Verify(x509.VerifyOptions{
+			Roots:       ca.Pool(),
+			CurrentTime: g.now,
+			KeyUsages:   []x509.ExtKeyUsage{usage},
+		}); err != nil {
+			return fmt.Sprintf("does not verify for its use: %v", err)
+		}
 	}
 	if cert.Subject.CommonName != spec.cn || !slices.Equal(cert.Subject.Organization, spec.orgs) {
 		return fmt.Sprintf("subject is CN=%s O=%v, want CN=%s O=%v", cert.Subject.CommonName, cert.Subject.Organization, spec.cn, spec.orgs)
