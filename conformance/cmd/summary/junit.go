@@ -39,8 +39,10 @@ type junitMessage struct {
 // outcome of one spec over every report of a run.
 type outcome int
 
-// In rising precedence: a spec filtered out of one phase and run in the
-// other has the outcome of the phase that ran it.
+// A spec filtered out of one phase and run in the other has the outcome of
+// the phase that ran it; a spec that ran in several runs (the kept subsets
+// of run.sh's CONFORMANCE_RUN, a test run again alone) has the outcome of
+// the latest run that ran it (by the reports' start).
 const (
 	notRun  outcome = iota // filtered out by focus or skip
 	skipped                // skipped at run time (e2eskipper)
@@ -89,6 +91,7 @@ func readRun(dir string) (*run, error) {
 	sort.Strings(files)
 	r := &run{}
 	byName := map[string]*spec{}
+	started := map[string]string{} // spec name: start of the report that ran it
 	var order []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -116,10 +119,12 @@ func readRun(dir string) (*run, error) {
 				if !ok {
 					order = append(order, sp.Name)
 					byName[sp.Name] = &sp
+					started[sp.Name] = s.Timestamp
 					continue
 				}
-				if sp.Outcome > prev.Outcome {
+				if later(sp, s.Timestamp, *prev, started[sp.Name]) {
 					*prev = sp
+					started[sp.Name] = s.Timestamp
 				}
 			}
 		}
@@ -128,6 +133,23 @@ func readRun(dir string) (*run, error) {
 		r.Specs = append(r.Specs, *byName[n])
 	}
 	return r, nil
+}
+
+// later says whether sp (from a report started at start) replaces prev
+// (from one started at prevStart): a spec that ran replaces one that did not;
+// of two that ran, the later report's; else the higher outcome (failed over
+// passed over skipped).
+func later(sp spec, start string, prev spec, prevStart string) bool {
+	ran := func(o outcome) bool { return o != notRun }
+	switch {
+	case !ran(sp.Outcome):
+		return false
+	case !ran(prev.Outcome):
+		return true
+	case start != prevStart:
+		return start > prevStart
+	}
+	return sp.Outcome > prev.Outcome
 }
 
 var leafType = regexp.MustCompile(`^\[([A-Za-z]+)\]\s*`)

@@ -148,3 +148,48 @@ func TestReadCausesRejectsIncompleteEntries(t *testing.T) {
 		t.Error("readCauses() accepted an entry without a cause")
 	}
 }
+
+// Two kept runs: a test that failed in the first and passed when it ran
+// again alone has the later outcome; one the later run filtered out keeps
+// the first run's.
+func TestReadRunLaterRunWins(t *testing.T) {
+	dir := t.TempDir()
+	suite := func(start string, cases string) string {
+		return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites><testsuite name="Kubernetes e2e suite" time="10" timestamp="` + start + `">` + cases + `</testsuite></testsuites>`
+	}
+	write := func(name, body string) {
+		p := filepath.Join(dir, name, "parallel", "junit_01.xml")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The later run's directory sorts first: the start decides, not the name.
+	write("b-sig-apps", suite("2026-11-27T04:30:00",
+		`<testcase name="[It] [sig-apps] Job should run [Conformance]" status="failed" time="300"><failure message="timed out"></failure></testcase>`+
+			`<testcase name="[It] [sig-apps] Job should fail [Conformance]" status="failed" time="5"><failure message="boom"></failure></testcase>`+
+			`<testcase name="[It] [sig-apps] CronJob should run [Conformance]" status="passed" time="5"></testcase>`))
+	write("a-rerun", suite("2026-11-27T05:00:00",
+		`<testcase name="[It] [sig-apps] Job should run [Conformance]" status="passed" time="60"></testcase>`+
+			`<testcase name="[It] [sig-apps] Job should fail [Conformance]" status="skipped" time="0"><skipped message="skipped"></skipped></testcase>`+
+			`<testcase name="[It] [sig-apps] CronJob should run [Conformance]" status="failed" time="5"><failure message="later failure"></failure></testcase>`))
+	r, err := readRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]outcome{}
+	for _, s := range r.Specs {
+		got[s.Name] = s.Outcome
+	}
+	want := map[string]outcome{
+		"[sig-apps] Job should run [Conformance]":     passed,
+		"[sig-apps] Job should fail [Conformance]":    failed,
+		"[sig-apps] CronJob should run [Conformance]": failed,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("outcomes = %v, want %v", got, want)
+	}
+}
