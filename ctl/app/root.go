@@ -38,6 +38,7 @@ func NewSkiffctlCommand() *cobra.Command {
 	flags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(
 		NewCertsCommand(),
+		NewEtcdCommand(),
 		NewConfigCommand(flags),
 		NewGetCommand(f),
 		NewDescribeCommand(f),
