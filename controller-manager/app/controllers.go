@@ -8,10 +8,17 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	"k8s.io/klog/v2"
 
+	"skiff.dev/controller-manager/pkg/controller/bootstrap"
+	"skiff.dev/controller-manager/pkg/controller/certificates"
 	"skiff.dev/controller-manager/pkg/controller/cronjob"
 	"skiff.dev/controller-manager/pkg/controller/daemonset"
 	"skiff.dev/controller-manager/pkg/controller/deployment"
@@ -77,6 +84,12 @@ func Controllers() []Controller {
 		{Name: "persistentvolume-protection", Init: startPVProtection},
 		{Name: "ephemeral-volume", Init: startEphemeralVolume},
 		{Name: "persistentvolume-expander", Init: startVolumeExpander},
+		{Name: "csrapproving", Init: startCSRApproving},
+		{Name: "csrsigning", Init: startCSRSigning},
+		{Name: "csrcleaner", Init: startCSRCleaner},
+		// Off by default, as upstream (kubeadm turns them on).
+		{Name: "bootstrapsigner", Init: startBootstrapSigner, OffByDefault: true},
+		{Name: "tokencleaner", Init: startTokenCleaner, OffByDefault: true},
 	}
 }
 
@@ -134,6 +147,13 @@ type ControllerOptions struct {
 	ConcurrentServiceEndpointSyncs  int
 	MaxEndpointsPerSlice            int
 	EndpointSliceUpdatesBatchPeriod time.Duration
+
+	ClusterSigningCertFile string
+	ClusterSigningKeyFile  string
+	ClusterSigningDuration time.Duration
+	// ApproveKubeletServingCSRs is skiff's opt-in approval of
+	// kubernetes.io/kubelet-serving CSRs (upstream approves none).
+	ApproveKubeletServingCSRs bool
 }
 
 func defaultControllerOptions() ControllerOptions {
@@ -172,6 +192,8 @@ func defaultControllerOptions() ControllerOptions {
 		MaxEndpointsPerSlice:           endpointslice.DefaultMaxEndpointsPerSlice,
 
 		PVClaimBinderSyncPeriod: persistentvolume.DefaultSyncPeriod,
+
+		ClusterSigningDuration: certificates.DefaultSigningDuration,
 	}
 }
 
@@ -207,6 +229,10 @@ func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxEndpointsPerSlice, "max-endpoints-per-slice", o.MaxEndpointsPerSlice, "The most endpoints one EndpointSlice holds (1 to 1000).")
 	fs.DurationVar(&o.EndpointSliceUpdatesBatchPeriod, "endpointslice-updates-batch-period", o.EndpointSliceUpdatesBatchPeriod, "How long pod changes are gathered before a Service's EndpointSlices are synced (0: none).")
 	fs.DurationVar(&o.PVClaimBinderSyncPeriod, "pvclaimbinder-sync-period", o.PVClaimBinderSyncPeriod, "How often every PersistentVolume and claim is synced again without an event.")
+	fs.StringVar(&o.ClusterSigningCertFile, "cluster-signing-cert-file", o.ClusterSigningCertFile, "The CA certificate that signs approved CSRs of the kubernetes.io/kube-apiserver-client, kube-apiserver-client-kubelet and kubelet-serving signers; empty: csrsigning does not run.")
+	fs.StringVar(&o.ClusterSigningKeyFile, "cluster-signing-key-file", o.ClusterSigningKeyFile, "The private key of --cluster-signing-cert-file.")
+	fs.DurationVar(&o.ClusterSigningDuration, "cluster-signing-duration", o.ClusterSigningDuration, "The longest a signed certificate lasts; a CSR's spec.expirationSeconds may ask for less.")
+	fs.BoolVar(&o.ApproveKubeletServingCSRs, "approve-kubelet-serving-csrs", o.ApproveKubeletServingCSRs, "Approve kubernetes.io/kubelet-serving CSRs whose requester is the node they name and whose DNS names and IP addresses are all that Node's status addresses (skiff's own; upstream approves none, leaving them to a person or an external approver).")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "The cluster CA published as kube-root-ca.crt in every namespace; empty: the CA of --kubeconfig.")
 }
 
@@ -250,6 +276,12 @@ func (o *ControllerOptions) validate() []error {
 	}
 	if o.EndpointSliceUpdatesBatchPeriod < 0 {
 		errs = append(errs, errors.New("--endpointslice-updates-batch-period must not be negative"))
+	}
+	if (o.ClusterSigningCertFile == "") != (o.ClusterSigningKeyFile == "") {
+		errs = append(errs, errors.New("--cluster-signing-cert-file and --cluster-signing-key-file go together"))
+	}
+	if o.ClusterSigningDuration <= 0 {
+		errs = append(errs, errors.New("--cluster-signing-duration must be positive"))
 	}
 	if o.AllocateNodeCIDRs && o.ClusterCIDR == "" {
 		errs = append(errs, errors.New("--allocate-node-cidrs needs --cluster-cidr"))
@@ -515,6 +547,84 @@ func startVolumeExpander(ctx context.Context, cc *ControllerContext) (RunFunc, e
 		return nil, err
 	}
 	return workers(c.Run, 1), nil
+}
+
+func startCSRApproving(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	opts := certificates.ApproverOptions{ApproveKubeletServing: cc.Options.Controller.ApproveKubeletServingCSRs}
+	if opts.ApproveKubeletServing {
+		opts.Nodes = cc.Informers.Core().V1().Nodes().Lister()
+	}
+	c, err := certificates.NewApprover(cc.Client, cc.Informers.Certificates().V1().CertificateSigningRequests(), cc.Metrics, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Upstream's --concurrent-certificate-syncs default.
+	return workers(c.Run, 5), nil
+}
+
+func startCSRSigning(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	o := cc.Options.Controller
+	if o.ClusterSigningCertFile == "" {
+		klog.FromContext(ctx).Info("No --cluster-signing-cert-file: CSRs are not signed here")
+		return nil, nil
+	}
+	ca, err := certificates.LoadCA(o.ClusterSigningCertFile, o.ClusterSigningKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("csrsigning: %w", err)
+	}
+	c, err := certificates.NewSigner(cc.Client, cc.Informers.Certificates().V1().CertificateSigningRequests(), cc.Metrics,
+		certificates.SignerOptions{CA: ca, Duration: o.ClusterSigningDuration})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 5), nil
+}
+
+func startCSRCleaner(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	c := certificates.NewCleaner(cc.Client, cc.Informers.Certificates().V1().CertificateSigningRequests(), cc.Metrics, 0)
+	return workers(c.Run, 1), nil
+}
+
+// namespaceInformers is a factory of one namespace's objects, for the
+// bootstrap controllers: they need kube-system's bootstrap tokens and
+// kube-public's cluster-info, not every Secret of the cluster.
+func namespaceInformers(cc *ControllerContext, ns string, tweak func(*metav1.ListOptions)) informers.SharedInformerFactory {
+	return informers.NewSharedInformerFactoryWithOptions(cc.Client, cc.Options.ResyncPeriod, informers.WithNamespace(ns), informers.WithTweakListOptions(tweak))
+}
+
+// bootstrapTokens selects bootstrap token Secrets.
+func bootstrapTokens(o *metav1.ListOptions) {
+	o.FieldSelector = fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
+}
+
+// startedWith starts the factory before the controller's run.
+func startedWith(f informers.SharedInformerFactory, run RunFunc) RunFunc {
+	return func(ctx context.Context) error {
+		f.Start(ctx.Done())
+		defer f.Shutdown()
+		return run(ctx)
+	}
+}
+
+func startTokenCleaner(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := namespaceInformers(cc, metav1.NamespaceSystem, bootstrapTokens)
+	c, err := bootstrap.NewTokenCleaner(cc.Client, f.Core().V1().Secrets(), cc.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	return startedWith(f, workers(c.Run, 1)), nil
+}
+
+func startBootstrapSigner(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	secrets := namespaceInformers(cc, metav1.NamespaceSystem, bootstrapTokens)
+	public := namespaceInformers(cc, metav1.NamespacePublic, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", bootstrapapi.ConfigMapClusterInfo).String()
+	})
+	c, err := bootstrap.NewSigner(cc.Client, secrets.Core().V1().Secrets(), public.Core().V1().ConfigMaps(), cc.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	return startedWith(secrets, startedWith(public, workers(c.Run, 1))), nil
 }
 
 // workers binds a controller's Run to its worker count.
