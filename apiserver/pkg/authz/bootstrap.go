@@ -113,6 +113,7 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		cr("system:public-info-viewer", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}}),
 		cr("system:monitoring", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{
 			"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"}}),
+		aggregatedMetricsReader(),
 		cr("system:basic-user", rule([]string{"create"}, []string{"authorization.k8s.io"}, "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
 			rule([]string{"create"}, []string{"authentication.k8s.io"}, "selfsubjectreviews")),
 		cr("system:kube-scheduler", append([]rbacv1.PolicyRule{
@@ -178,6 +179,17 @@ const NodeBootstrapGroup = "system:bootstrappers:kubeadm:default-node-token"
 // signerRule allows verb (approve or sign) on the named signers.
 func signerRule(verb string, signers ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{Verbs: []string{verb}, APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"signers"}, ResourceNames: signers}
+}
+
+// aggregatedMetricsReader is metrics-server's ClusterRole, which the
+// built-in metrics.k8s.io needs as much: reading node and pod metrics,
+// aggregated into the view, edit and admin roles by its labels.
+func aggregatedMetricsReader() *rbacv1.ClusterRole {
+	meta := bootstrapMeta("system:aggregated-metrics-reader")
+	for _, to := range []string{"view", "edit", "admin"} {
+		meta.Labels["rbac.authorization.k8s.io/aggregate-to-"+to] = "true"
+	}
+	return &rbacv1.ClusterRole{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{rule(read, []string{"metrics.k8s.io"}, "pods", "nodes")}}
 }
 
 // BootstrapClusterRoleBindings bind the roles to the component identities.

@@ -100,6 +100,10 @@ type Options struct {
 	// APIServiceResyncInterval is how often every APIService with a
 	// service is checked again (upstream: 30s). Not a flag: tests shorten it.
 	APIServiceResyncInterval time.Duration
+	// MetricResolution is how often the built-in metrics.k8s.io scrapes
+	// the kubelets (metrics-server's --metric-resolution); 0 turns the
+	// built-in API off (to run metrics-server behind an APIService).
+	MetricResolution time.Duration
 
 	WatchCacheSize      int
 	BookmarkInterval    time.Duration
@@ -127,6 +131,7 @@ func NewOptions() *Options {
 		ServiceRepairLeakPasses:      3,
 		EndpointReconcileInterval:    10 * time.Second,
 		APIServiceResyncInterval:     30 * time.Second,
+		MetricResolution:             15 * time.Second,
 		WatchCacheSize:               10000,
 		KubeletPreferredAddressTypes: append([]string(nil), kubeletclient.DefaultAddressTypes...),
 		BookmarkInterval:             time.Minute,
@@ -183,6 +188,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.RequestHeaderUIDHeaders, "requestheader-uid-headers", o.RequestHeaderUIDHeaders, "Request headers to inspect for the user's UID.")
 	fs.StringSliceVar(&o.RequestHeaderGroupHeaders, "requestheader-group-headers", o.RequestHeaderGroupHeaders, "Request headers to inspect for the groups.")
 	fs.StringSliceVar(&o.RequestHeaderExtraHeadersPrefix, "requestheader-extra-headers-prefix", o.RequestHeaderExtraHeadersPrefix, "Request header prefixes of the user's extra values.")
+	fs.DurationVar(&o.MetricResolution, "metric-resolution", o.MetricResolution, "How often the built-in metrics.k8s.io API (kubectl top, autoscaling) scrapes each Ready node's kubelet /metrics/resource, as metrics-server's flag. 0 turns the built-in API off, to serve metrics.k8s.io from metrics-server through an APIService instead.")
 	fs.IntVar(&o.WatchCacheSize, "default-watch-cache-size", o.WatchCacheSize, "Number of recent events kept per resource for watchers that resume.")
 	fs.DurationVar(&o.BookmarkInterval, "watch-bookmark-interval", o.BookmarkInterval, "How often watchers that allow bookmarks receive one.")
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum duration of a watch; each watch lasts a random time between this and twice this, unless timeoutSeconds is given.")
@@ -217,6 +223,9 @@ func (o *Options) Validate() error {
 	}
 	if o.PodSecurityDefaultLevel != "privileged" && o.PodSecurityDefaultLevel != "baseline" {
 		return fmt.Errorf("--pod-security-default-enforce %q: want privileged or baseline", o.PodSecurityDefaultLevel)
+	}
+	if o.MetricResolution < 0 {
+		return fmt.Errorf("--metric-resolution must not be negative")
 	}
 	if (o.KubeletClientCertificate == "") != (o.KubeletClientKey == "") {
 		return fmt.Errorf("--kubelet-client-certificate and --kubelet-client-key must be given together")

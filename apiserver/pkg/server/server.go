@@ -40,6 +40,7 @@ import (
 	"skiff.dev/apiserver/pkg/endpoints"
 	"skiff.dev/apiserver/pkg/kubeletclient"
 	"skiff.dev/apiserver/pkg/metrics"
+	"skiff.dev/apiserver/pkg/metricsserver"
 	"skiff.dev/apiserver/pkg/openapi"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage/cacher"
@@ -98,6 +99,8 @@ type Server struct {
 	aggregator *aggregator.Aggregator
 	// extensionAuth is kube-system/extension-apiserver-authentication.
 	extensionAuth *corev1.ConfigMap
+	// metricsAPI is the built-in metrics.k8s.io (nil: off).
+	metricsAPI *metricsserver.Server
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -222,6 +225,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	}); err != nil {
 		return nil, err
 	}
+	s.metricsAPI = s.newMetricsAPI(o)
 
 	// TLS and authentication.
 	var pool *x509.CertPool
@@ -384,6 +388,9 @@ func (s *Server) Run(ctx context.Context) error {
 	g.Go(func() error { return s.newCRDController().Run(gctx) })
 	g.Go(func() error { return s.runOpenAPIRebuilds(gctx) })
 	g.Go(func() error { return s.runAggregator(gctx) })
+	if s.metricsAPI != nil {
+		g.Go(func() error { return s.metricsAPI.Start(gctx) })
+	}
 	if s.opts.EtcdCompactionInterval > 0 {
 		g.Go(func() error { return runCompactor(gctx, s.etcd.client, s.opts.EtcdCompactionInterval) })
 	}
@@ -420,7 +427,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	s.handler.InstallReviews(r, s.Authorize)
 	s.handler.InstallTokenReview(r, s.authn.AuthenticateToken, []string{s.opts.ServiceAccountIssuer})
 	discovery := endpoints.NewDiscovery(s.handler, resources, Version, net.JoinHostPort(s.advertise, fmt.Sprint(s.Port())))
-	discovery.Aggregated = s.aggregator
+	discovery.Aggregated = discoveryGroups{agg: s.aggregator, metrics: s.metricsAPI}
 	discovery.Install(r)
 	r.HandleFunc("/openapi/v2", spec.ServeV2).Methods(http.MethodGet)
 	r.HandleFunc("/openapi/v3", spec.ServeV3Discovery).Methods(http.MethodGet)
@@ -444,7 +451,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	s.workers = newRequestWorkers(requestWorkerLimit)
 	// The aggregator sees every authenticated, authorized request first:
 	// the group-versions of APIServices with a service are proxied.
-	return s.workers.wrap(s.withFilters(s.aggregator.Handler(s.handler.Routes(r))))
+	return s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(s.handler.Routes(r)))))
 }
 
 // requestWorkerLimit bounds the goroutines kept for short requests; more
