@@ -36,9 +36,9 @@ func newBatch() *batch {
 
 // storage keeps the last two points of each node and container.
 type storage struct {
-	mu                  sync.RWMutex
+	mu                   sync.RWMutex
 	lastNodes, prevNodes map[string]point
-	lastPods, prevPods  map[types.NamespacedName]map[string]point
+	lastPods, prevPods   map[types.NamespacedName]map[string]point
 }
 
 func newStorage() *storage {
