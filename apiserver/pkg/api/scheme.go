@@ -6,6 +6,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -47,6 +48,7 @@ func AddToSchemeFuncs() []func(*runtime.Scheme) error {
 		authenticationv1.AddToScheme,
 		authorizationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
+		autoscalingv2.AddToScheme,
 		coordinationv1.AddToScheme,
 		discoveryv1.AddToScheme,
 		policyv1.AddToScheme,

@@ -24,6 +24,7 @@ packages=(
 	k8s.io/api/authentication/v1
 	k8s.io/api/authorization/v1
 	k8s.io/api/autoscaling/v1
+	k8s.io/api/autoscaling/v2
 	k8s.io/api/coordination/v1
 	k8s.io/api/discovery/v1
 	k8s.io/api/policy/v1

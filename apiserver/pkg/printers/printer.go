@@ -57,6 +57,7 @@ func New(opts ...Option) *Printer {
 	p.addWorkloadHandlers()
 	p.addClusterHandlers()
 	p.addAPIRegistrationHandlers()
+	p.addAutoscalingHandlers()
 	return p
 }
 

@@ -82,7 +82,7 @@ func clusterMoreResource(t *testing.T, kind string) *Resource {
 func TestEveryResourceIsComplete(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range Resources() {
-		key := r.GroupResource().String()
+		key := r.GroupVersion().WithResource(r.Resource).String()
 		if seen[key] {
 			t.Errorf("%s twice in the table", key)
 		}

@@ -248,7 +248,8 @@ func conditionalUpdate(s *genericStrategy) { s.unconditional = false }
 
 // Resources returns the table of every kind skiff serves.
 func Resources() []*Resource {
-	return append(append(append(baseResources(), moreResources()...), policyResources()...), apiRegistrationResources()...)
+	return append(append(append(append(baseResources(), moreResources()...), policyResources()...), apiRegistrationResources()...),
+		autoscalingResources()...)
 }
 
 func baseResources() []*Resource {

@@ -84,7 +84,9 @@ func kindTemplates(t *testing.T) map[string]string {
 		"validatingadmissionpolicies":       `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},"validations":[{"expression":"true"}]}}`,
 		"validatingadmissionpolicybindings": `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","spec":{"policyName":"nothing","validationActions":["Deny"]}}`,
 		// spec.version and spec.group are set from the name (objectFrom).
-		"apiservices": `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","spec":{"groupPriorityMinimum":1000,"versionPriority":15,"service":{"namespace":"kinds","name":"nothing"}}}`,
+		"horizontalpodautoscalers.v2": `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"d"},"maxReplicas":3}}`,
+		"horizontalpodautoscalers.v1": `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"d"},"maxReplicas":3}}`,
+		"apiservices":                 `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","spec":{"groupPriorityMinimum":1000,"versionPriority":15,"service":{"namespace":"kinds","name":"nothing"}}}`,
 	}
 }
 
@@ -103,6 +105,9 @@ func csrPEM(t *testing.T) []byte {
 func templateKey(r *registry.Resource) string {
 	if r.Group == "events.k8s.io" {
 		return "events.k8s.io"
+	}
+	if r.Group == "autoscaling" {
+		return r.Resource + "." + r.Version
 	}
 	return r.Resource
 }

@@ -19,7 +19,7 @@ func Default(obj runtime.Object) {
 	if obj == nil || isTypedNil(obj) {
 		return
 	}
-	if defaultMore(obj) || defaultPolicyKinds(obj) {
+	if defaultMore(obj) || defaultPolicyKinds(obj) || defaultAutoscaling(obj) {
 		return
 	}
 	switch o := obj.(type) {

@@ -32,6 +32,9 @@ func ValidateCreate(obj runtime.Object) field.ErrorList {
 	if errs, ok := validateAPIRegistrationKinds(obj, nil); ok {
 		return errs
 	}
+	if errs, ok := validateAutoscaling(obj, nil); ok {
+		return errs
+	}
 	switch o := obj.(type) {
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		return ValidateMutatingWebhookConfiguration(o)
@@ -93,6 +96,9 @@ func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		return errs
 	}
 	if errs, ok := validateAPIRegistrationKinds(obj, old); ok {
+		return errs
+	}
+	if errs, ok := validateAutoscaling(obj, old); ok {
 		return errs
 	}
 	if !knownKind(obj) {

@@ -15,7 +15,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -70,10 +69,10 @@ func TestNilObjects(t *testing.T) {
 }
 
 func TestUnknownAndMismatchedKinds(t *testing.T) {
-	if errs := ValidateCreate(&autoscalingv2.HorizontalPodAutoscaler{}); errs != nil {
+	if errs := ValidateCreate(&corev1.ComponentStatus{}); errs != nil {
 		t.Errorf("unknown kind: %v", errs)
 	}
-	if errs := ValidateUpdate(&autoscalingv2.HorizontalPodAutoscaler{}, &autoscalingv2.HorizontalPodAutoscaler{}); errs != nil {
+	if errs := ValidateUpdate(&corev1.ComponentStatus{}, &corev1.ComponentStatus{}); errs != nil {
 		t.Errorf("unknown kind update: %v", errs)
 	}
 	checkErrs(t, ValidateUpdate(validPod(), &corev1.Service{}), []want{{field.ErrorTypeInternal, "[]"}})
