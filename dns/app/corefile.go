@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -25,13 +26,19 @@ import (
 	_ "github.com/coredns/coredns/plugin/log"
 	_ "github.com/coredns/coredns/plugin/loop"
 	_ "github.com/coredns/coredns/plugin/metrics"
-	_ "github.com/coredns/coredns/plugin/ready"
 	_ "github.com/coredns/coredns/plugin/reload"
+
+	// skiff-dns's own: ready in the place of CoreDNS's (which stops
+	// asking a plugin once it was ready), and kubeapi, whose readiness is
+	// the API server's.
+	_ "skiff.dev/dns/pkg/kubeapi"
+	_ "skiff.dev/dns/pkg/ready"
 )
 
 // Directives are the plugins skiff-dns has, in the order CoreDNS runs
 // them for a query (the relative order of CoreDNS's own plugin.cfg), as a
-// custom CoreDNS build lists them.
+// custom CoreDNS build lists them; kubeapi, skiff-dns's own, comes after
+// kubernetes and only passes queries on.
 var Directives = []string{
 	"reload",
 	"ready",
@@ -42,6 +49,7 @@ var Directives = []string{
 	"loadbalance",
 	"cache",
 	"kubernetes",
+	"kubeapi",
 	"loop",
 	"forward",
 }
@@ -63,6 +71,7 @@ var defaultCorefile = template.Must(template.New("Corefile").Parse(`.:{{.Port}} 
         fallthrough in-addr.arpa ip6.arpa
         ttl 30
     }
+    kubeapi
     prometheus {{.Metrics}}
     forward . {{.Upstream}}
     cache 30
@@ -85,6 +94,10 @@ func DefaultCorefile(o *Options) string {
 	}
 	return b.String()
 }
+
+// errBuiltinCorefile is the loader's answer to the reload plugin for the
+// built-in Corefile: nothing to reload (the plugin tries again later).
+var errBuiltinCorefile = errors.New("the built-in Corefile does not change; nothing to reload")
 
 // corefileSource says where the Corefile comes from: the file path, or the
 // built-in text.
@@ -133,6 +146,17 @@ func useCorefile(src corefileSource) (caddy.Input, error) {
 			s := current.Load()
 			if st != serverType || s == nil {
 				return nil, nil
+			}
+			if s.path == "" {
+				// The reload plugin's loop keeps going (once per instance
+				// that ever ran in the process: it quits only the first
+				// one's), and restarts its instance, stopped or not, when
+				// the Corefile it loads differs from the one the instance
+				// started with. The built-in Corefile does not change
+				// while a process runs; an instance stopped before a new
+				// one started with other flags (tests) must not be
+				// restarted into the new one's Corefile.
+				return nil, errBuiltinCorefile
 			}
 			return s.load()
 		}))

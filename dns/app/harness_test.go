@@ -3,14 +3,18 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/url"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/testserver"
@@ -167,4 +171,139 @@ func poll(t testing.TB, timeout time.Duration, what string, f func() (bool, stri
 	if err != nil {
 		t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, last)
 	}
+}
+
+// tcpProxy is a loopback TCP proxy to target that the test closes (the
+// listener and every connection through it: the target is unreachable)
+// and opens again on the same address.
+type tcpProxy struct {
+	t      testing.TB
+	target string
+	addr   string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+func startTCPProxy(t testing.TB, target string) *tcpProxy {
+	t.Helper()
+	p := &tcpProxy{t: t, target: target, addr: "127.0.0.1:0", conns: map[net.Conn]struct{}{}}
+	p.open()
+	t.Cleanup(func() {
+		p.close()
+		p.wg.Wait()
+	})
+	return p
+}
+
+// open listens on the proxy's address (the same one after a close).
+func (p *tcpProxy) open() {
+	p.t.Helper()
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatalf("proxy: %v", err)
+	}
+	p.mu.Lock()
+	p.ln, p.addr = ln, ln.Addr().String()
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				p.pipe(c)
+			}()
+		}
+	}()
+}
+
+func (p *tcpProxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln == nil {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *tcpProxy) pipe(in net.Conn) {
+	out, err := net.Dial("tcp", p.target)
+	if err != nil {
+		in.Close()
+		return
+	}
+	if !p.track(in) || !p.track(out) {
+		in.Close()
+		out.Close()
+		return
+	}
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
+	<-done
+	in.Close()
+	out.Close()
+	<-done
+	p.mu.Lock()
+	delete(p.conns, in)
+	delete(p.conns, out)
+	p.mu.Unlock()
+}
+
+// close stops listening and cuts every connection.
+func (p *tcpProxy) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+// kubeconfigVia writes a copy of the kubeconfig at path whose server is
+// addr (the same certificates: the proxy passes TLS through).
+func kubeconfigVia(t testing.TB, path, addr string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + addr
+	}
+	out := filepath.Join(t.TempDir(), "via-proxy.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// apiServerAddr is the host:port of the API server in the kubeconfig.
+func apiServerAddr(t testing.TB, path string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		u, err := url.Parse(c.Server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Host
+	}
+	t.Fatalf("%s has no cluster", path)
+	return ""
 }

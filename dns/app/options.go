@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -34,6 +35,11 @@ type Options struct {
 	ClusterIP        string
 	AdvertiseAddress string
 	HostnameOverride string
+	// LeaseDuration and LeaseRenewInterval: this instance's Lease
+	// (skiff-dns-<node>), and how long another instance waits for a Lease
+	// to change before it deletes that instance's EndpointSlice.
+	LeaseDuration      time.Duration
+	LeaseRenewInterval time.Duration
 }
 
 // NewOptions returns the defaults: CoreDNS's ports, upstream's kube-dns
@@ -51,6 +57,8 @@ func NewOptions() *Options {
 		ServiceNamespace:   "kube-system",
 		ServiceName:        "kube-dns",
 		ClusterIP:          "10.96.0.10",
+		LeaseDuration:      40 * time.Second,
+		LeaseRenewInterval: 10 * time.Second,
 	}
 }
 
@@ -69,6 +77,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceName, "service-name", o.ServiceName, "The name of the DNS Service.")
 	fs.StringVar(&o.ClusterIP, "cluster-ip", o.ClusterIP, "The DNS Service's cluster IP (the kubelet's --cluster-dns); by convention the tenth address of the service range.")
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "This node's address, put in this instance's EndpointSlice (required with --register-service).")
+	fs.DurationVar(&o.LeaseDuration, "lease-duration", o.LeaseDuration, "With --register-service: the duration of this instance's Lease skiff-dns-<node> (whole seconds). Other instances delete the EndpointSlice of an instance whose Lease they saw unchanged for longer than its duration (one that crashed).")
+	fs.DurationVar(&o.LeaseRenewInterval, "lease-renew-interval", o.LeaseRenewInterval, "With --register-service: how often this instance renews its Lease and looks for the EndpointSlices of instances whose Lease expired.")
 	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "The node's name (names this instance's EndpointSlice). Empty: the host name.")
 }
 
@@ -104,6 +114,12 @@ func (o *Options) Validate() error {
 		}
 		if msgs := validation.IsDNS1123Label(o.ServiceNamespace); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--service-namespace %q: %s", o.ServiceNamespace, strings.Join(msgs, "; ")))
+		}
+		if o.LeaseDuration < time.Second || o.LeaseDuration%time.Second != 0 {
+			errs = append(errs, fmt.Errorf("--lease-duration %v is not a whole number of seconds of at least 1s", o.LeaseDuration))
+		}
+		if o.LeaseRenewInterval <= 0 || o.LeaseRenewInterval >= o.LeaseDuration {
+			errs = append(errs, fmt.Errorf("--lease-renew-interval %v must be positive and shorter than --lease-duration %v", o.LeaseRenewInterval, o.LeaseDuration))
 		}
 	}
 	return errors.Join(errs...)

@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidate(t *testing.T) {
@@ -18,6 +19,9 @@ func TestValidate(t *testing.T) {
 		{name: "bad domain", change: func(o *Options) { o.ClusterDomain = "Cluster_Local" }, wantErr: "--cluster-domain"},
 		{name: "bad port", change: func(o *Options) { o.Port = 0 }, wantErr: "--dns-port"},
 		{name: "bad metrics address", change: func(o *Options) { o.MetricsBindAddress = "9153" }, wantErr: "--metrics-bind-address"},
+		{name: "lease duration not whole seconds", change: func(o *Options) { o.LeaseDuration = 1500 * time.Millisecond }, wantErr: "--lease-duration"},
+		{name: "renewal not shorter than the lease", change: func(o *Options) { o.LeaseRenewInterval = o.LeaseDuration }, wantErr: "--lease-renew-interval"},
+		{name: "no renewal", change: func(o *Options) { o.LeaseRenewInterval = 0 }, wantErr: "--lease-renew-interval"},
 		{name: "missing Corefile", change: func(o *Options) { o.Conf = "/nonexistent/Corefile" }, wantErr: "--conf"},
 	}
 	for _, tt := range tests {
@@ -49,6 +53,7 @@ func TestDefaultCorefile(t *testing.T) {
         fallthrough in-addr.arpa ip6.arpa
         ttl 30
     }
+    kubeapi
     prometheus :9153
     forward . /etc/resolv.conf
     cache 30

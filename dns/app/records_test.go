@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -352,31 +353,41 @@ func TestTruncation(t *testing.T) {
 	}
 }
 
-// TestAPIServerGone: with the API server stopped, skiff-dns keeps
-// answering from the kubernetes plugin's informer caches, for names it
-// was never asked before too.
+// TestAPIServerGone: with the API server unreachable (the loopback
+// proxy between skiff-dns and the API server closed, every connection
+// cut), /ready turns 503 naming kubeapi and the error, while skiff-dns
+// keeps answering from the kubernetes plugin's informer caches, for names
+// it was never asked before too; with the proxy open again /ready is 200
+// and new Services resolve.
 func TestAPIServerGone(t *testing.T) {
-	ts, err := testserver.StartServer(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			ts.TearDown()
-		}
-	})
+	ts := testserver.Start(t, nil)
 	w := writeWorld(t, ts.Client)
-	inst := startDNS(t, ts, startUpstream(t), func(o *Options) { o.RegisterService = false })
+	kubeconfig := filepath.Join(ts.Dir, "dns.kubeconfig")
+	proxy := startTCPProxy(t, apiServerAddr(t, kubeconfig))
+	via := kubeconfigVia(t, kubeconfig, proxy.addr)
+	inst := startDNS(t, ts, startUpstream(t), func(o *Options) {
+		o.RegisterService = false
+		o.Client.Kubeconfig = via
+	})
+	readyz := func() (int, string) { return httpGet(t, "http://"+inst.ready+"/ready") }
 	poll(t, 30*time.Second, "/ready", func() (bool, string) {
-		code, body := httpGet(t, "http://"+inst.ready+"/ready")
+		code, body := readyz()
 		return code == http.StatusOK, body
 	})
-	ts.TearDown()
-	stopped = true
-	if _, err := ts.Client.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err == nil {
-		t.Fatal("the API server still answers")
+	if r := exchange(t, inst.addr, "web.records.svc.cluster.local", dns.TypeA); len(r.Answer) != 1 {
+		t.Fatalf("web before the API server went: %v", r)
 	}
+
+	proxy.close()
+	// kubeapi asks every 5 s, with a 3 s timeout.
+	poll(t, 15*time.Second, "/ready 503 naming the API server", func() (bool, string) {
+		code, body := readyz()
+		return code == http.StatusServiceUnavailable && strings.HasPrefix(body, "kubeapi: the API server's /readyz:"), fmt.Sprint(code, " ", body)
+	})
+	if _, body := readyz(); strings.Contains(body, "kubernetes") && !strings.Contains(body, "kubeapi") {
+		t.Errorf("/ready blames the kubernetes plugin: %s", body)
+	}
+	t.Logf("/ready with the API server unreachable: %s", func() string { _, b := readyz(); return b }())
 	r := exchange(t, inst.addr, "web.records.svc.cluster.local", dns.TypeA)
 	if got := answers(r); len(got) != 1 || got[0] != w.web.Spec.ClusterIP {
 		t.Errorf("web with the API server gone: %v\n%s", got, r)
@@ -385,4 +396,30 @@ func TestAPIServerGone(t *testing.T) {
 	if got := answers(r); len(got) != 1 || got[0] != "10.244.1.10" {
 		t.Errorf("db-0.db with the API server gone: %v\n%s", got, r)
 	}
+	r = exchange(t, inst.addr, "_pg._tcp.db.records.svc.cluster.local", dns.TypeSRV)
+	if len(r.Answer) != 2 {
+		t.Errorf("SRV of db with the API server gone:\n%s", r)
+	}
+	if code, _ := readyz(); code != http.StatusServiceUnavailable {
+		t.Errorf("/ready %d while the API server is still unreachable", code)
+	}
+
+	proxy.open()
+	poll(t, 15*time.Second, "/ready 200 again", func() (bool, string) {
+		code, body := readyz()
+		return code == http.StatusOK, fmt.Sprint(code, " ", body)
+	})
+	// The watches resume (client-go's back-off is at most 30 s).
+	svc, err := ts.Client.CoreV1().Services(testNS).Create(context.Background(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "after"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 45*time.Second, "a Service created after the API server came back", func() (bool, string) {
+		r := exchange(t, inst.addr, "after.records.svc.cluster.local", dns.TypeA)
+		got := answers(r)
+		return len(got) == 1 && got[0] == svc.Spec.ClusterIP, r.String()
+	})
 }

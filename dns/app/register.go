@@ -2,14 +2,19 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
+	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -43,6 +48,20 @@ type registrar struct {
 	// period is how often the objects are checked again (they may have
 	// been deleted or changed by hand).
 	period time.Duration
+	// This instance's Lease is renewed every renewInterval and declares
+	// leaseDuration; every renewInterval the instance also deletes the
+	// slices of instances whose Lease it has seen unchanged (or missing)
+	// for longer than their duration.
+	leaseDuration time.Duration
+	renewInterval time.Duration
+	// observed is, per other instance's slice, its Lease's version when
+	// last seen changed and the time that was; only the lease loop uses it.
+	observed map[string]observation
+}
+
+type observation struct {
+	version string // the Lease's resourceVersion, "" while missing
+	since   time.Time
 }
 
 // ServiceLabels are upstream's labels of the kube-dns Service.
@@ -56,6 +75,19 @@ func ServiceLabels() map[string]string {
 
 // SliceName is the name of the EndpointSlice of the instance on node.
 func SliceName(service, node string) string { return service + "-" + node }
+
+// LeaseName is the name of the Lease (in the Service's namespace) that
+// the instance on node renews while it runs.
+func LeaseName(node string) string { return "skiff-dns-" + node }
+
+// sliceLabels select the EndpointSlices of service that skiff-dns keeps.
+func sliceLabels(service string) map[string]string {
+	return map[string]string{
+		discoveryv1.LabelServiceName: service,
+		discoveryv1.LabelManagedBy:   ManagedBy,
+		"k8s-app":                    "kube-dns",
+	}
+}
 
 func (r *registrar) wantService() *corev1.Service {
 	return &corev1.Service{
@@ -80,11 +112,7 @@ func (r *registrar) wantSlice(svc *corev1.Service) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: SliceName(r.service, r.nodeName), Namespace: r.namespace,
-			Labels: map[string]string{
-				discoveryv1.LabelServiceName: r.service,
-				discoveryv1.LabelManagedBy:   ManagedBy,
-				"k8s-app":                    "kube-dns",
-			},
+			Labels: sliceLabels(r.service),
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID,
 			}},
@@ -169,24 +197,162 @@ func (r *registrar) ensure(ctx context.Context) error {
 	return nil
 }
 
-// Start keeps the objects in place until ctx ends, then deletes this
-// instance's EndpointSlice so that the Service no longer sends queries
-// here.
-func (r *registrar) Start(ctx context.Context) error {
-	logger := klog.FromContext(ctx)
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		// Errors are retried with back-off inside one round, and the
-		// round repeats every period.
-		backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 8, Cap: r.period}
-		_ = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-			if err := r.ensure(ctx); err != nil {
-				logger.Error(err, "Keeping the DNS Service and endpoints")
-				return false, nil
-			}
-			return true, nil
-		})
-	}, r.period)
+// renewLease creates or renews this instance's Lease.
+func (r *registrar) renewLease(ctx context.Context) error {
+	leases := r.client.CoordinationV1().Leases(r.namespace)
+	name := LeaseName(r.nodeName)
+	now := metav1.NewMicroTime(time.Now())
+	seconds := int32((r.leaseDuration + time.Second - 1) / time.Second)
+	cur, err := leases.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.namespace, Labels: map[string]string{"k8s-app": "kube-dns"}},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity: ptr.To(r.nodeName), LeaseDurationSeconds: ptr.To(seconds),
+				AcquireTime: &now, RenewTime: &now,
+			},
+		}, metav1.CreateOptions{FieldManager: ManagedBy})
+		if err != nil {
+			return fmt.Errorf("creating Lease %s/%s: %w", r.namespace, name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading Lease %s/%s: %w", r.namespace, name, err)
+	}
+	upd := cur.DeepCopy()
+	upd.Spec.HolderIdentity, upd.Spec.LeaseDurationSeconds, upd.Spec.RenewTime = ptr.To(r.nodeName), ptr.To(seconds), &now
+	if upd.Spec.AcquireTime == nil {
+		upd.Spec.AcquireTime = &now
+	}
+	if _, err := leases.Update(ctx, upd, metav1.UpdateOptions{FieldManager: ManagedBy}); err != nil {
+		return fmt.Errorf("renewing Lease %s/%s: %w", r.namespace, name, err)
+	}
+	return nil
+}
 
+// removeDead deletes the EndpointSlices of the other instances whose
+// Lease this instance has seen unchanged, or missing, for longer than
+// the Lease's duration: an instance that crashed, or whose node is gone,
+// no longer gets queries. Expiry is measured on this instance's clock
+// from when it saw the Lease change, as the node lifecycle controller
+// does with node Leases, so clocks that differ between nodes do not
+// matter.
+func (r *registrar) removeDead(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	slices := r.client.DiscoveryV1().EndpointSlices(r.namespace)
+	leases := r.client.CoordinationV1().Leases(r.namespace)
+	list, err := slices.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sliceLabels(r.service)).String()})
+	if err != nil {
+		return fmt.Errorf("listing the EndpointSlices of %s/%s: %w", r.namespace, r.service, err)
+	}
+	if r.observed == nil {
+		r.observed = map[string]observation{}
+	}
+	own := SliceName(r.service, r.nodeName)
+	seen := map[string]bool{}
+	var errs []error
+	for i := range list.Items {
+		slice := &list.Items[i]
+		node, ok := strings.CutPrefix(slice.Name, r.service+"-")
+		if slice.Name == own || !ok || node == "" {
+			continue
+		}
+		seen[slice.Name] = true
+		lease, err := leases.Get(ctx, LeaseName(node), metav1.GetOptions{})
+		version, duration := "", r.leaseDuration
+		switch {
+		case apierrors.IsNotFound(err):
+			lease = nil
+		case err != nil:
+			errs = append(errs, fmt.Errorf("reading Lease %s/%s: %w", r.namespace, LeaseName(node), err))
+			continue
+		default:
+			version = lease.ResourceVersion
+			if d := lease.Spec.LeaseDurationSeconds; d != nil && *d > 0 {
+				duration = time.Duration(*d) * time.Second
+			}
+		}
+		now := time.Now()
+		obs, known := r.observed[slice.Name]
+		if !known || obs.version != version {
+			r.observed[slice.Name] = observation{version: version, since: now}
+			continue
+		}
+		if now.Sub(obs.since) <= duration {
+			continue
+		}
+		err = slices.Delete(ctx, slice.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &slice.UID, ResourceVersion: &slice.ResourceVersion}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("deleting EndpointSlice %s/%s: %w", r.namespace, slice.Name, err))
+			continue
+		}
+		delete(r.observed, slice.Name)
+		if err == nil {
+			logger.Info("Deleted the EndpointSlice of an instance whose Lease expired", "endpointSlice", klog.KObj(slice),
+				"lease", klog.KRef(r.namespace, LeaseName(node)), "leaseMissing", lease == nil, "unchangedFor", now.Sub(obs.since).Round(time.Millisecond))
+		}
+		if lease != nil {
+			err := leases.Delete(ctx, lease.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &lease.UID, ResourceVersion: &lease.ResourceVersion}})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				errs = append(errs, fmt.Errorf("deleting Lease %s/%s: %w", r.namespace, lease.Name, err))
+			}
+		}
+	}
+	for name := range r.observed {
+		if !seen[name] {
+			delete(r.observed, name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Start keeps the objects in place until ctx ends, then deletes this
+// instance's EndpointSlice and Lease so that the Service no longer sends
+// queries here.
+func (r *registrar) Start(ctx context.Context) error {
+	r.run(ctx)
+	return r.cleanup(ctx)
+}
+
+// run keeps the Service, this instance's EndpointSlice and Lease, and
+// removes the slices of dead instances, until ctx ends.
+func (r *registrar) run(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
+			// Errors are retried with back-off inside one round, and the
+			// round repeats every period.
+			backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 8, Cap: r.period}
+			_ = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+				if err := r.ensure(ctx); err != nil {
+					logger.Error(err, "Keeping the DNS Service and endpoints")
+					return false, nil
+				}
+				return true, nil
+			})
+		}, r.period)
+	}()
+	go func() {
+		defer wg.Done()
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
+			if err := r.renewLease(ctx); err != nil {
+				logger.Error(err, "Renewing this instance's Lease")
+			}
+			if err := r.removeDead(ctx); err != nil {
+				logger.Error(err, "Removing the endpoints of instances whose Lease expired")
+			}
+		}, r.renewInterval)
+	}()
+	wg.Wait()
+}
+
+// cleanup deletes this instance's EndpointSlice and Lease.
+func (r *registrar) cleanup(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	name := SliceName(r.service, r.nodeName)
@@ -195,6 +361,11 @@ func (r *registrar) Start(ctx context.Context) error {
 		return fmt.Errorf("deleting this instance's EndpointSlice %s/%s: %w", r.namespace, name, err)
 	}
 	logger.Info("Deleted this instance's EndpointSlice", "endpointSlice", klog.KRef(r.namespace, name))
+	lease := LeaseName(r.nodeName)
+	err = r.client.CoordinationV1().Leases(r.namespace).Delete(dctx, lease, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting this instance's Lease %s/%s: %w", r.namespace, lease, err)
+	}
 	return nil
 }
 

@@ -112,7 +112,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		cfg.registrar = &registrar{
 			client: client, namespace: o.ServiceNamespace, service: o.ServiceName, clusterIP: o.ClusterIP,
 			nodeName: nodeName, nodeIP: o.AdvertiseAddress, dnsPort: int32(o.Port), metrics: int32(metricsPort),
-			period: 30 * time.Second,
+			period: 30 * time.Second, leaseDuration: o.LeaseDuration, renewInterval: o.LeaseRenewInterval,
 		}
 	}
 	return cfg, nil

@@ -141,12 +141,15 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		}, eventRules()...)...),
 		// skiff-dns: CoreDNS's kubernetes plugin reads what upstream's
 		// system:coredns role allows; skiff-dns also keeps the kube-dns
-		// Service and its instances' EndpointSlices (docs/dns.md).
+		// Service and its instances' EndpointSlices, and a Lease per
+		// instance by which the others remove a crashed one's slice
+		// (docs/dns.md).
 		cr("system:skiff-dns",
 			rule(read, core, "endpoints", "services", "pods", "namespaces"),
 			rule(read, []string{"discovery.k8s.io"}, "endpointslices"),
 			rule([]string{"create", "update"}, core, "services"),
 			rule([]string{"create", "update", "delete"}, []string{"discovery.k8s.io"}, "endpointslices"),
+			rule([]string{"get", "create", "update", "delete"}, []string{"coordination.k8s.io"}, "leases"),
 		),
 		cr("system:node", NodeRules()...),
 		// A joining node's bootstrap token may ask for a certificate
