@@ -62,6 +62,10 @@ type Authenticator struct {
 	Tokens []TokenAuthenticator
 	// RequestHeader, when set, accepts front-proxy requests.
 	RequestHeader *RequestHeader
+	// Anonymous makes a request without credentials the user
+	// system:anonymous in system:unauthenticated (upstream's
+	// --anonymous-auth), left to the authorizer; else it is refused.
+	Anonymous bool
 	// verified remembers certificates already verified, so a client's
 	// every request does not pay for a signature check (upstream's
 	// verify-options cache does the same).
@@ -205,8 +209,17 @@ func (a *Authenticator) Authenticate(r *http.Request) (*User, error) {
 		}
 		return a.AuthenticateToken(r.Context(), strings.TrimSpace(parts[1]))
 	}
+	if a.Anonymous {
+		return &User{Name: AnonymousUser, Groups: []string{UnauthenticatedGroup}}, nil
+	}
 	return nil, nil
 }
+
+// The anonymous user and its group, as upstream names them.
+const (
+	AnonymousUser        = "system:anonymous"
+	UnauthenticatedGroup = "system:unauthenticated"
+)
 
 // AuthenticateToken checks a bearer token against the token file and the
 // token authenticators (TokenReview asks this too).

@@ -111,3 +111,25 @@ func TestCertCacheKeysOnTheWholeCertificate(t *testing.T) {
 		t.Error("verification remembered past the certificate's expiry")
 	}
 }
+
+func TestAnonymous(t *testing.T) {
+	r, _ := http.NewRequest(http.MethodGet, "/", nil)
+	for _, anonymous := range []bool{false, true} {
+		a := &Authenticator{Anonymous: anonymous}
+		u, err := a.Authenticate(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !anonymous && u != nil {
+			t.Errorf("anonymous off: got %+v", u)
+		}
+		if anonymous && (u == nil || u.Name != "system:anonymous" || !reflect.DeepEqual(u.Groups, []string{"system:unauthenticated"})) {
+			t.Errorf("anonymous on: got %+v", u)
+		}
+	}
+	// Bad credentials stay refused.
+	r.Header.Set("Authorization", "Bearer nope")
+	if _, err := (&Authenticator{Anonymous: true}).Authenticate(r); err == nil {
+		t.Error("a bad token was let through as anonymous")
+	}
+}

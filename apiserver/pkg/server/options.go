@@ -30,6 +30,10 @@ type Options struct {
 	// EnableBootstrapTokenAuth accepts bootstrap tokens (Secrets of type
 	// bootstrap.kubernetes.io/token in kube-system) as bearer tokens.
 	EnableBootstrapTokenAuth bool
+	// AnonymousAuth lets requests without credentials through as
+	// system:anonymous, for the authorizer to decide (upstream's default is
+	// on, skiff's off).
+	AnonymousAuth bool
 	// DisableAdmissionPlugins turns plugins off by name.
 	DisableAdmissionPlugins []string
 	// PodSecurityDefaultLevel applies where a namespace sets no
@@ -155,6 +159,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "File containing the x509 private key matching --tls-cert-file.")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "Client certificates signed by this CA authenticate as their CommonName, with their Organizations as groups.")
 	fs.BoolVar(&o.EnableBootstrapTokenAuth, "enable-bootstrap-token-auth", o.EnableBootstrapTokenAuth, "Accept bootstrap tokens (Secrets of type bootstrap.kubernetes.io/token in kube-system) as bearer tokens, for a joining node's TLS bootstrap.")
+	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "Let requests without credentials through as system:anonymous (group system:unauthenticated) for authorization to decide, as a joining node reads kube-public/cluster-info; off: they are refused with 401.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "A CSV file of bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Ordered list of authorizers: AlwaysAllow, Node, RBAC. Members of system:masters may always do everything.")
 	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins, "Admission plugins to turn off: NamespaceLifecycle, DefaultTolerationSeconds, PodSecurity, MutatingAdmissionWebhook, ValidatingAdmissionWebhook.")

@@ -256,6 +256,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if err := s.setupServiceAccountTokens(o); err != nil {
 		return nil, err
 	}
+	s.authn.Anonymous = o.AnonymousAuth
 	if o.EnableBootstrapTokenAuth {
 		s.authn.Tokens = append(s.authn.Tokens, authn.BootstrapTokens(s.bootstrapTokenSecret, time.Now))
 	}
