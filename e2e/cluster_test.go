@@ -264,6 +264,7 @@ func startClusterWith(t *testing.T, customize func(*kubeletapp.Options)) *cluste
 	ko.BridgeName = bridge
 	ko.CgroupRoot = "/" + ko.ContainerdNamespace
 	ko.RegistriesConfig = regFile
+	ko.DisableDefaultRegistryEndpoint = true
 	ko.Address, ko.Port = nodeIP, 0
 	ko.NodeStatusUpdateFrequency = time.Second
 	ko.SyncFrequency = 300 * time.Millisecond

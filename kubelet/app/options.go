@@ -31,6 +31,9 @@ type Options struct {
 	ContainerdNamespace string
 	Snapshotter         string
 	RegistriesConfig    string
+	// DisableDefaultRegistryEndpoint is k3s's switch: registries with a
+	// mirror entry are pulled from their mirrors only.
+	DisableDefaultRegistryEndpoint bool
 
 	// ClusterDNS, ClusterDomain and ResolvConf make the pods'
 	// resolv.conf (upstream's flags).
@@ -124,6 +127,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "The containerd namespace of this kubelet's containers and images; empty: skiff-<node name>.")
 	fs.StringVar(&o.Snapshotter, "snapshotter", o.Snapshotter, "The containerd snapshotter for container root filesystems.")
 	fs.StringVar(&o.RegistriesConfig, "registries-config", o.RegistriesConfig, "A registries.yaml file in k3s's format (mirrors, auth, tls); empty: none.")
+	fs.BoolVar(&o.DisableDefaultRegistryEndpoint, "disable-default-registry-endpoint", o.DisableDefaultRegistryEndpoint, "As k3s: a registry with a mirror entry in --registries-config (its own or \"*\") is pulled from its mirrors only, never from the registry itself; an image the mirrors lack fails to pull (ErrImagePull naming the mirrors). Also disable_default_endpoint: true in the registries file.")
 	fs.StringSliceVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS, "The cluster DNS servers (the kube-dns Service's address), the only nameservers of ClusterFirst pods; empty: those pods get the node's resolvers.")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "The cluster's DNS domain: ClusterFirst pods search <namespace>.svc.<domain>, svc.<domain> and <domain> before the node's search paths.")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "The node's resolv.conf, the base of every pod's; empty: pods with the node's resolvers get 127.0.0.1.")

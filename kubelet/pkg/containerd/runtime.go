@@ -158,7 +158,7 @@ func (r *Runtime) PullImage(ctx context.Context, ref string, creds []images.Cred
 	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: r.registries.HostsWithCreds(images.MatchCreds(creds))})
 	img, err := r.client.Pull(ctx, ref, containerd.WithPullUnpack, containerd.WithResolver(resolver), containerd.WithPullSnapshotter(r.snapshotter))
 	if err != nil {
-		return pod.Image{}, err
+		return pod.Image{}, r.registries.PullError(ref, err)
 	}
 	return r.cacheImage(pod.Image{Ref: ref, ID: imageID(ref, img.Target().Digest.String())}), nil
 }

@@ -20,6 +20,12 @@ import (
 type Registries struct {
 	Mirrors map[string]Mirror         `json:"mirrors,omitempty"`
 	Configs map[string]RegistryConfig `json:"configs,omitempty"`
+	// DisableDefaultEndpoint is k3s's --disable-default-registry-endpoint,
+	// also settable in the file: a registry that has a mirror entry (its
+	// own or "*") is pulled from its mirrors only, never from the
+	// registry itself. Registries without a mirror entry are pulled from
+	// directly, as in k3s.
+	DisableDefaultEndpoint bool `json:"disable_default_endpoint,omitempty"`
 }
 
 // Mirror lists the endpoints tried, in order, before the registry itself.
@@ -116,19 +122,36 @@ func parseEndpoint(s string) (Endpoint, error) {
 // Endpoints lists where images of a registry host are pulled from, in
 // order: its mirrors (those of "*" when it has none), then the registry
 // itself (docker.io is served by registry-1.docker.io; localhost and
-// loopback registries speak plain HTTP, as containerd assumes).
+// loopback registries speak plain HTTP, as containerd assumes). With
+// DisableDefaultEndpoint, a host with a mirror entry gets its mirrors only.
 func (r *Registries) Endpoints(host string) []Endpoint {
-	var out []Endpoint
+	out, mirrored := r.mirrors(host)
+	if mirrored && r.DisableDefaultEndpoint {
+		return out
+	}
+	return append(out, DefaultEndpoint(host))
+}
+
+// mirrors are the parsed mirror endpoints of host, and whether it has a
+// mirror entry at all.
+func (r *Registries) mirrors(host string) ([]Endpoint, bool) {
 	m, ok := r.Mirrors[host]
 	if !ok {
-		m = r.Mirrors["*"]
+		m, ok = r.Mirrors["*"]
 	}
+	var out []Endpoint
 	for _, ep := range m.Endpoints {
 		e, err := parseEndpoint(ep)
 		if err == nil {
 			out = append(out, e)
 		}
 	}
+	return out, ok
+}
+
+// DefaultEndpoint is the registry host's own API endpoint, containerd's
+// default.
+func DefaultEndpoint(host string) Endpoint {
 	def := Endpoint{Scheme: "https", Host: host, Path: "/v2"}
 	if host == "docker.io" {
 		def.Host = "registry-1.docker.io"
@@ -136,7 +159,37 @@ func (r *Registries) Endpoints(host string) []Endpoint {
 	if local, _ := docker.MatchLocalhost(host); local {
 		def.Scheme = "http"
 	}
-	return append(out, def)
+	return def
+}
+
+// String is the endpoint as a URL.
+func (e Endpoint) String() string { return e.Scheme + "://" + e.Host + e.Path }
+
+// PullError says where a failed pull of ref was tried when the registry
+// is mirrored: the mirrors by their URLs, and that the registry itself
+// was not asked when the default endpoint is disabled. Other errors are
+// returned as they are.
+func (r *Registries) PullError(ref string, err error) error {
+	if err == nil {
+		return nil
+	}
+	host := Host(ref)
+	mirrors, mirrored := r.mirrors(host)
+	if host == "" || !mirrored {
+		return err
+	}
+	urls := make([]string, 0, len(mirrors))
+	for _, m := range mirrors {
+		urls = append(urls, m.String())
+	}
+	where := "mirror " + strings.Join(urls, ", mirror ")
+	if len(urls) == 0 {
+		where = "no mirror (the entry of " + host + " lists no endpoint)"
+	}
+	if r.DisableDefaultEndpoint {
+		return fmt.Errorf("pulling %s from %s; the default endpoint %s is disabled: %w", ref, where, DefaultEndpoint(host), err)
+	}
+	return fmt.Errorf("pulling %s from %s, then %s: %w", ref, where, DefaultEndpoint(host), err)
 }
 
 // Hosts is the RegistryHosts function for containerd's docker resolver.
@@ -150,14 +203,18 @@ type Creds func(host string) (username, password string, ok bool)
 // tried before those of the configuration.
 func (r *Registries) HostsWithCreds(creds Creds) docker.RegistryHosts {
 	return func(host string) ([]docker.RegistryHost, error) {
+		eps := r.Endpoints(host)
+		if len(eps) == 0 {
+			return nil, fmt.Errorf("registry %s: its mirror entry lists no endpoint and the default endpoint %s is disabled", host, DefaultEndpoint(host))
+		}
 		var out []docker.RegistryHost
-		for i, ep := range r.Endpoints(host) {
+		for i, ep := range eps {
 			client, err := r.httpClient(ep.Host)
 			if err != nil {
 				return nil, err
 			}
 			caps := docker.HostCapabilityPull | docker.HostCapabilityResolve
-			last := i == len(r.Endpoints(host))-1
+			last := i == len(eps)-1
 			if last {
 				caps |= docker.HostCapabilityPush
 			}

@@ -125,6 +125,7 @@ func (e *env) options() *app.Options {
 	// Its own cgroup root, which the containerd harness removes.
 	o.CgroupRoot = "/" + e.namespace
 	o.RegistriesConfig = e.regFile
+	o.DisableDefaultRegistryEndpoint = true
 	o.Address = "127.0.0.1"
 	o.Port = 0
 	o.NodeStatusUpdateFrequency = time.Second
@@ -529,6 +530,35 @@ func TestKubelet(t *testing.T) {
 				seen[p.Status.ContainerStatuses[0].State.Waiting.Reason] = true
 			}
 			return seen["ImagePullBackOff"] && p.Status.Phase == corev1.PodPending, fmt.Sprintf("phase %s seen %v", p.Status.Phase, seen)
+		})
+	})
+
+	t.Run("an image the mirror lacks is ErrImagePull naming the mirror", func(t *testing.T) {
+		// docker.io is mirrored to the loopback registry and its default
+		// endpoint is disabled: registry-1.docker.io is never asked.
+		e.createPod(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "notmirrored"},
+			Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Containers:                    []corev1.Container{{Name: "c", Image: "nginx:1.27"}},
+			},
+		})
+		want := "pulling docker.io/library/nginx:1.27 from mirror http://" + e.registry + "/v2; the default endpoint https://registry-1.docker.io/v2 is disabled"
+		// The Failed event keeps the ErrImagePull message the status shows
+		// until the back-off replaces it.
+		poll(t, 60*time.Second, "a Failed pull naming the mirror", func() (bool, string) {
+			evs, err := e.client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=notmirrored"})
+			if err != nil {
+				return false, err.Error()
+			}
+			var msgs []string
+			for _, ev := range evs.Items {
+				if ev.Reason == "Failed" && strings.Contains(ev.Message, want) {
+					return true, ""
+				}
+				msgs = append(msgs, ev.Reason+": "+ev.Message)
+			}
+			return false, strings.Join(msgs, "; ")
 		})
 	})
 
