@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/apiserver/pkg/server"
 	"skiff.dev/apiserver/pkg/testserver"
 	cmapp "skiff.dev/controller-manager/app"
 	"skiff.dev/ctl/pkg/certs"
@@ -201,12 +202,28 @@ func startCluster(t *testing.T) *cluster {
 // options first.
 func startClusterWith(t *testing.T, customize func(*kubeletapp.Options)) *cluster {
 	t.Helper()
+	return startClusterOpts(t, clusterOptions{kubelet: customize})
+}
+
+// clusterOptions change daemons' options before they start; a nil field
+// keeps startCluster's.
+type clusterOptions struct {
+	apiserver         func(*server.Options)
+	controllerManager func(*cmapp.Options)
+	scheduler         func(*schedapp.Options)
+	kubelet           func(*kubeletapp.Options)
+}
+
+// startClusterOpts is startCluster with the daemons' options changed by
+// co.
+func startClusterOpts(t *testing.T, co clusterOptions) *cluster {
+	t.Helper()
 	requireRoot(t)
 	c := &cluster{outside: setupNetwork(t)}
 	c.ctd = harness.StartContainerd(t)
 	c.registry = harness.StartRegistry(t)
 	harness.PushImage(t, harness.BuildBusyboxImage(t), c.registry, "library/busybox")
-	c.ts = testserver.Start(t, nil)
+	c.ts = testserver.Start(t, co.apiserver)
 	c.client = c.ts.Client
 	c.kubeconfig = c.ts.Kubeconfig
 
@@ -226,6 +243,9 @@ func startClusterWith(t *testing.T, customize func(*kubeletapp.Options)) *cluste
 	cmOpts.Serving.BindAddress, cmOpts.Serving.Port = "127.0.0.1", 0
 	cmOpts.Controllers = []string{"replicaset", "node-ipam", "garbage-collector", "endpointslice", "endpoint", "cronjob", "job", "daemonset", "statefulset", "ttl-after-finished", "replicationcontroller", "persistentvolume-binder", "persistentvolumeclaim-protection", "persistentvolume-protection", "ephemeral-volume", "persistentvolume-expander"}
 	cmOpts.Controller.ClusterCIDR = clusterCIDR
+	if co.controllerManager != nil {
+		co.controllerManager(cmOpts)
+	}
 	cm, err := cmapp.SetupWithConfig(ctx, cmOpts, c.ts.AdminConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +255,9 @@ func startClusterWith(t *testing.T, customize func(*kubeletapp.Options)) *cluste
 	schedOpts := schedapp.NewOptions()
 	schedOpts.LeaderElection.LeaderElect = false
 	schedOpts.Serving.BindAddress, schedOpts.Serving.Port = "127.0.0.1", 0
+	if co.scheduler != nil {
+		co.scheduler(schedOpts)
+	}
 	sched, err := schedapp.SetupWithConfig(ctx, schedOpts, c.ts.AdminConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -274,8 +297,8 @@ func startClusterWith(t *testing.T, customize func(*kubeletapp.Options)) *cluste
 	// Only the memory threshold: the tests must not depend on how full
 	// this machine's disk is.
 	ko.Eviction.Hard = "memory.available<100Mi"
-	if customize != nil {
-		customize(ko)
+	if co.kubelet != nil {
+		co.kubelet(ko)
 	}
 	kctx := klog.NewContext(ctx, klog.Background().WithName("kubelet"))
 	kcfg, err := kubeletapp.Setup(kctx, ko)

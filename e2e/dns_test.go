@@ -58,8 +58,8 @@ func startUpstreamResolver(t *testing.T) string {
 
 // startDNS runs skiff-dns as system:skiff-dns with the built-in Corefile
 // on port 53 of the node, forwarding to upstream; it returns its /ready
-// address.
-func (c *cluster) startDNS(t *testing.T, upstream string) (ready string, stop func()) {
+// address. customize may change its options last.
+func (c *cluster) startDNS(t *testing.T, upstream string, customize ...func(*dnsapp.Options)) (ready string, stop func()) {
 	t.Helper()
 	o := dnsapp.NewOptions()
 	o.Client.Kubeconfig = filepath.Join(c.ts.Dir, "dns.kubeconfig")
@@ -68,6 +68,9 @@ func (c *cluster) startDNS(t *testing.T, upstream string) (ready string, stop fu
 	o.ClusterIP = clusterDNS
 	o.Upstream = upstream
 	o.HealthBindAddress, o.ReadyBindAddress, o.MetricsBindAddress = "127.0.0.1:8080", "127.0.0.1:8181", "127.0.0.1:9153"
+	for _, f := range customize {
+		f(o)
+	}
 	cfg, err := dnsapp.Setup(context.Background(), o)
 	if err != nil {
 		t.Fatalf("skiff-dns setup: %v", err)

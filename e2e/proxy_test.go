@@ -19,8 +19,9 @@ import (
 const proxyHealthz = "127.0.0.1:10256"
 
 // startProxy runs skiff-proxy as system:kube-proxy, with the egress guard
-// allowing allow (nil: the default, the kubelet's bridge only).
-func (c *cluster) startProxy(t *testing.T, allow []string) (stop func()) {
+// allowing allow (nil: the default, the kubelet's bridge only); customize
+// may change its options last.
+func (c *cluster) startProxy(t *testing.T, allow []string, customize ...func(*proxyapp.Options)) (stop func()) {
 	t.Helper()
 	o := proxyapp.NewOptions()
 	o.Client.Kubeconfig = filepath.Join(c.ts.Dir, "proxy.kubeconfig")
@@ -29,6 +30,9 @@ func (c *cluster) startProxy(t *testing.T, allow []string) (stop func()) {
 	o.HealthzBindAddress, o.MetricsBindAddress = proxyHealthz, "127.0.0.1:0"
 	if allow != nil {
 		o.EgressGuardInterfaces = allow
+	}
+	for _, f := range customize {
+		f(o)
 	}
 	cfg, err := proxyapp.Setup(context.Background(), o)
 	if err != nil {

@@ -286,6 +286,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	}
 	cfg.API = server.New(server.Options{
 		Pods: k, Runtime: rt, LogDir: filepath.Join(o.RootDir, "logs"), NetNSPath: network.NetNSPath,
+		NodeName: o.NodeName, Authorizer: server.SubjectAccessReviewer{Client: client},
 		Stats: stats.New(stats.Options{
 			NodeName: o.NodeName, Cgroups: cgroupStats, Pods: k.ActivePods, PodCgroup: cgroups.PodCgroup,
 			Containers:     func(ctx context.Context) ([]pod.Container, error) { return rt.ListContainers(ctx, "") },

@@ -50,6 +50,12 @@ type Options struct {
 	// Stats serves /stats/summary, /metrics/resource and /metrics/cadvisor
 	// (package stats); nil: not served.
 	Stats Stats
+	// NodeName and Authorizer: a client other than the API server and the
+	// cluster admins is let through when Authorizer allows it the request
+	// on this node (nodes/metrics, nodes/stats, nodes/log, nodes/proxy);
+	// nil Authorizer: refused.
+	NodeName   string
+	Authorizer Authorizer
 }
 
 // Stats is what the API needs of the stats provider.
@@ -74,34 +80,54 @@ func New(o Options) *Server {
 
 // Register adds the API's routes to mux, behind authentication.
 func (s *Server) Register(mux *http.ServeMux) {
-	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.containerLogs)))
+	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.containerLogs)))
 	for _, m := range []string{"GET", "POST"} {
-		mux.Handle(m+" /exec/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.exec)))
-		mux.Handle(m+" /attach/{namespace}/{pod}/{container}", authorized(http.HandlerFunc(s.attach)))
-		mux.Handle(m+" /portForward/{namespace}/{pod}", authorized(http.HandlerFunc(s.portForward)))
+		mux.Handle(m+" /exec/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.exec)))
+		mux.Handle(m+" /attach/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.attach)))
+		mux.Handle(m+" /portForward/{namespace}/{pod}", s.authorized(http.HandlerFunc(s.portForward)))
 	}
 	if s.o.Stats != nil {
-		mux.Handle("GET /stats/summary", authorized(s.o.Stats.SummaryHandler()))
-		mux.Handle("GET /metrics/resource", authorized(s.o.Stats.ResourceMetricsHandler()))
-		mux.Handle("GET /metrics/cadvisor", authorized(s.o.Stats.CadvisorMetricsHandler()))
+		mux.Handle("GET /stats/summary", s.authorized(s.o.Stats.SummaryHandler()))
+		mux.Handle("GET /metrics/resource", s.authorized(s.o.Stats.ResourceMetricsHandler()))
+		mux.Handle("GET /metrics/cadvisor", s.authorized(s.o.Stats.CadvisorMetricsHandler()))
 	}
 }
 
 // authorized lets through requests with a verified client certificate of
-// an allowed identity: 401 without one, 403 for another identity.
-func authorized(next http.Handler) http.Handler {
+// an allowed identity, or one the Authorizer allows the request: 401
+// without one, 403 for another identity.
+func (s *Server) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
 			http.Error(w, "Unauthorized: a client certificate signed by the cluster CA is required", http.StatusUnauthorized)
 			return
 		}
 		cert := r.TLS.VerifiedChains[0][0]
-		if !allowed(cert) {
-			klog.FromContext(r.Context()).V(2).Info("Refused kubelet API request", "user", cert.Subject.CommonName, "path", r.URL.Path)
-			http.Error(w, fmt.Sprintf("Forbidden: user %q may not use the kubelet API", cert.Subject.CommonName), http.StatusForbidden)
+		if allowed(cert) {
+			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(w, r)
+		user := cert.Subject.CommonName
+		msg := fmt.Sprintf("Forbidden: user %q may not use the kubelet API", user)
+		if s.o.Authorizer != nil {
+			attrs := requestAttributes(s.o.NodeName, r)
+			ok, reason, err := s.o.Authorizer.Authorize(r.Context(), user, cert.Subject.Organization, attrs)
+			if err != nil {
+				klog.FromContext(r.Context()).Error(err, "Authorizing a kubelet API request", "user", user, "path", r.URL.Path)
+				http.Error(w, "Internal Server Error: authorizing the request: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			if ok {
+				next.ServeHTTP(w, r)
+				return
+			}
+			msg = fmt.Sprintf("Forbidden: user %q may not %s nodes/%s %q", user, attrs.Verb, attrs.Subresource, attrs.Name)
+			if reason != "" {
+				msg += ": " + reason
+			}
+		}
+		klog.FromContext(r.Context()).V(2).Info("Refused kubelet API request", "user", user, "path", r.URL.Path)
+		http.Error(w, msg, http.StatusForbidden)
 	})
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 func TestAuthorized(t *testing.T) {
-	ok := authorized(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	ok := New(Options{}).authorized(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	chain := func(cn string, orgs ...string) *tls.ConnectionState {
 		return &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{{Subject: pkix.Name{CommonName: cn, Organization: orgs}}}}}
 	}

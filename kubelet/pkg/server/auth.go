@@ -1,0 +1,59 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Authorizer decides whether a user may do what attrs say, as the API
+// server's authorizer would (upstream's kubelet --authorization-mode
+// Webhook).
+type Authorizer interface {
+	Authorize(ctx context.Context, user string, groups []string, attrs authorizationv1.ResourceAttributes) (allowed bool, reason string, err error)
+}
+
+// SubjectAccessReviewer asks the API server with a SubjectAccessReview.
+type SubjectAccessReviewer struct {
+	Client kubernetes.Interface
+}
+
+// Authorize creates a SubjectAccessReview for (user, groups, attrs).
+func (a SubjectAccessReviewer) Authorize(ctx context.Context, user string, groups []string, attrs authorizationv1.ResourceAttributes) (bool, string, error) {
+	review, err := a.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &attrs},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, "", err
+	}
+	return review.Status.Allowed, review.Status.Reason, nil
+}
+
+// requestAttributes are the attributes upstream's kubelet authorizes a
+// request of its API with: verb from the HTTP method, resource nodes of
+// this node, and the subresource by path (stats, metrics, log, else
+// proxy).
+func requestAttributes(node string, r *http.Request) authorizationv1.ResourceAttributes {
+	verb := "get"
+	switch r.Method {
+	case http.MethodPost:
+		verb = "create"
+	case http.MethodPut:
+		verb = "update"
+	case http.MethodPatch:
+		verb = "patch"
+	case http.MethodDelete:
+		verb = "delete"
+	}
+	sub := "proxy"
+	for prefix, s := range map[string]string{"/stats": "stats", "/metrics": "metrics", "/logs": "log", "/checkpoint": "checkpoint"} {
+		if r.URL.Path == prefix || strings.HasPrefix(r.URL.Path, prefix+"/") {
+			sub = s
+		}
+	}
+	return authorizationv1.ResourceAttributes{Verb: verb, Version: "v1", Resource: "nodes", Subresource: sub, Name: node}
+}
