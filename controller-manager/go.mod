@@ -16,6 +16,7 @@ require (
 	k8s.io/cluster-bootstrap v0.32.4
 	k8s.io/component-helpers v0.32.4
 	k8s.io/klog/v2 v2.130.1
+	k8s.io/metrics v0.32.4
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
 	skiff.dev/apiserver v0.0.0
 	skiff.dev/component-base v0.0.0
