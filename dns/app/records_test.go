@@ -252,15 +252,50 @@ func TestHealthReadyMetrics(t *testing.T) {
 		code, body := httpGet(t, "http://"+inst.health+"/health")
 		return code == http.StatusOK, body
 	})
+	// The registry is the process's: count what this test adds.
+	_, before := httpGet(t, "http://"+inst.metrics+"/metrics")
 	exchange(t, inst.addr, "kubernetes.default.svc.cluster.local", dns.TypeA)
-	exchange(t, inst.addr, "a.example.test", dns.TypeA)
-	exchange(t, inst.addr, "a.example.test", dns.TypeA)
+	exchange(t, inst.addr, "metrics.example.test", dns.TypeA)
+	exchange(t, inst.addr, "metrics.example.test", dns.TypeA) // from the cache
 	_, body := httpGet(t, "http://"+inst.metrics+"/metrics")
 	for _, want := range []string{"coredns_dns_requests_total", "coredns_dns_request_duration_seconds", "coredns_cache_hits_total", "coredns_kubernetes_"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics has no %s", want)
 		}
 	}
+	for _, m := range []struct {
+		name string
+		min  float64
+	}{
+		{"coredns_dns_requests_total", 3},
+		{"coredns_dns_request_duration_seconds_count", 3},
+		{"coredns_cache_hits_total", 1},
+	} {
+		if d := metricSum(body, m.name) - metricSum(before, m.name); d < m.min {
+			t.Errorf("%s grew by %v over 3 queries, want at least %v", m.name, d, m.min)
+		}
+	}
+}
+
+// metricSum adds up the samples of name (all label sets) in a Prometheus
+// text exposition.
+func metricSum(body, name string) float64 {
+	var sum float64
+	for _, line := range strings.Split(body, "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
+			continue
+		}
+		f := strings.Fields(line[strings.LastIndex(line, "}")+1:])
+		if len(f) == 0 {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(f[0], &v); err == nil {
+			sum += v
+		}
+	}
+	return sum
 }
 
 // TestBadInput: garbage, a truncated message, an oversized EDNS0 buffer
@@ -306,6 +341,28 @@ func TestBadInput(t *testing.T) {
 	big.SetEdns0(65535, false)
 	if _, _, err := (&dns.Client{Timeout: 5 * time.Second}).Exchange(big, inst.addr); err != nil {
 		t.Errorf("EDNS0 65535: %v", err)
+	}
+	// Other zones: a name outside the cluster domain and the PTR of an
+	// address no Service or pod has go to forward (the kubernetes plugin
+	// falls through for in-addr.arpa), and upstream's answer comes back.
+	for _, q := range []struct {
+		name  string
+		qtype uint16
+		rcode int
+	}{
+		{"www.other.test", dns.TypeA, dns.RcodeNameError},
+		{"200.2.0.192.in-addr.arpa", dns.TypePTR, dns.RcodeNameError},
+		{"mx.example.test", dns.TypeMX, dns.RcodeSuccess}, // upstream's NODATA
+	} {
+		asked := up.queries.Load()
+		r := exchange(t, inst.addr, q.name, q.qtype)
+		if r.Rcode != q.rcode || len(r.Answer) != 0 {
+			t.Errorf("%s %s: %s with %d answers, want upstream's %s with none", dns.TypeToString[q.qtype], q.name,
+				dns.RcodeToString[r.Rcode], len(r.Answer), dns.RcodeToString[q.rcode])
+		}
+		if up.queries.Load() == asked {
+			t.Errorf("%s %s was not forwarded", dns.TypeToString[q.qtype], q.name)
+		}
 	}
 	poll(t, 10*time.Second, "an answer after the bad input", func() (bool, string) {
 		r := exchange(t, inst.addr, "kubernetes.default.svc.cluster.local", dns.TypeA)
