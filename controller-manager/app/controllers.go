@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/scale"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/klog/v2"
+	metricsclientset "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"skiff.dev/controller-manager/pkg/controller/bootstrap"
 	"skiff.dev/controller-manager/pkg/controller/certificates"
@@ -30,6 +31,7 @@ import (
 	"skiff.dev/controller-manager/pkg/controller/namespace"
 	"skiff.dev/controller-manager/pkg/controller/nodeipam"
 	"skiff.dev/controller-manager/pkg/controller/nodelifecycle"
+	"skiff.dev/controller-manager/pkg/controller/podautoscaler"
 	"skiff.dev/controller-manager/pkg/controller/podgc"
 	"skiff.dev/controller-manager/pkg/controller/replicaset"
 	"skiff.dev/controller-manager/pkg/controller/replicationcontroller"
@@ -77,6 +79,7 @@ func Controllers() []Controller {
 		{Name: "pod-garbage-collector", Init: startPodGC},
 		{Name: "resourcequota", Init: startResourceQuota},
 		{Name: "disruption", Init: startDisruption},
+		{Name: "horizontalpodautoscaling", Init: startHorizontalPodAutoscaler},
 		{Name: "endpoint", Init: startEndpoint},
 		{Name: "endpointslice", Init: startEndpointSlice},
 		{Name: "persistentvolume-binder", Init: startPersistentVolumeBinder},
@@ -154,6 +157,9 @@ type ControllerOptions struct {
 	// ApproveKubeletServingCSRs is skiff's opt-in approval of
 	// kubernetes.io/kubelet-serving CSRs (upstream approves none).
 	ApproveKubeletServingCSRs bool
+
+	// HorizontalPodAutoscaler holds the --horizontal-pod-autoscaler-* flags.
+	HorizontalPodAutoscaler podautoscaler.Options
 }
 
 func defaultControllerOptions() ControllerOptions {
@@ -192,6 +198,8 @@ func defaultControllerOptions() ControllerOptions {
 		MaxEndpointsPerSlice:           endpointslice.DefaultMaxEndpointsPerSlice,
 
 		PVClaimBinderSyncPeriod: persistentvolume.DefaultSyncPeriod,
+
+		HorizontalPodAutoscaler: podautoscaler.DefaultOptions(),
 
 		ClusterSigningDuration: certificates.DefaultSigningDuration,
 	}
@@ -233,6 +241,7 @@ func (o *ControllerOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClusterSigningKeyFile, "cluster-signing-key-file", o.ClusterSigningKeyFile, "The private key of --cluster-signing-cert-file.")
 	fs.DurationVar(&o.ClusterSigningDuration, "cluster-signing-duration", o.ClusterSigningDuration, "The longest a signed certificate lasts; a CSR's spec.expirationSeconds may ask for less.")
 	fs.BoolVar(&o.ApproveKubeletServingCSRs, "approve-kubelet-serving-csrs", o.ApproveKubeletServingCSRs, "Approve kubernetes.io/kubelet-serving CSRs whose requester is the node they name and whose DNS names and IP addresses are all that Node's status addresses (skiff's own; upstream approves none, leaving them to a person or an external approver).")
+	o.HorizontalPodAutoscaler.AddFlags(fs)
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "The cluster CA published as kube-root-ca.crt in every namespace; empty: the CA of --kubeconfig.")
 }
 
@@ -286,6 +295,7 @@ func (o *ControllerOptions) validate() []error {
 	if o.AllocateNodeCIDRs && o.ClusterCIDR == "" {
 		errs = append(errs, errors.New("--allocate-node-cidrs needs --cluster-cidr"))
 	}
+	errs = append(errs, o.HorizontalPodAutoscaler.Validate()...)
 	return errs
 }
 
@@ -464,6 +474,27 @@ func startDisruption(ctx context.Context, cc *ControllerContext) (RunFunc, error
 	}
 	// Upstream runs a single disruption worker.
 	return workers(c.Run, 1), nil
+}
+
+// startHorizontalPodAutoscaler scales through any kind's /scale, as
+// upstream's, and measures through the resource metrics API.
+func startHorizontalPodAutoscaler(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cc.Discovery)
+	scales, err := scale.NewForConfig(cc.RESTConfig, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(cc.Discovery))
+	if err != nil {
+		return nil, err
+	}
+	mc, err := metricsclientset.NewForConfig(cc.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	o := cc.Options.Controller.HorizontalPodAutoscaler
+	c, err := podautoscaler.NewController(cc.Client, cc.Informers.Autoscaling().V2().HorizontalPodAutoscalers(), cc.Informers.Core().V1().Pods(),
+		scales, mapper, podautoscaler.NewResourceMetricsClient(mc.MetricsV1beta1()), cc.Recorder(podautoscaler.ControllerName), cc.Metrics, o)
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, o.ConcurrentSyncs), nil
 }
 
 func startEndpoint(ctx context.Context, cc *ControllerContext) (RunFunc, error) {

@@ -99,6 +99,12 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		rule(append(readWrite, "deletecollection"), []string{"rbac.authorization.k8s.io"}, "roles", "rolebindings"),
 		rule([]string{"create"}, []string{"authentication.k8s.io"}, "tokenreviews"),
 		rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews"),
+		// Upstream's horizontal-pod-autoscaler role: its status, any kind's
+		// /scale, and the metrics APIs.
+		rule([]string{"update"}, []string{"autoscaling"}, "horizontalpodautoscalers/status"),
+		rule([]string{"get", "update"}, []string{"*"}, "*/scale"),
+		rule([]string{"list"}, []string{"metrics.k8s.io"}, "pods"),
+		rule([]string{"get", "list"}, []string{"custom.metrics.k8s.io", "external.metrics.k8s.io"}, "*"),
 	}, eventRules()...)
 	return []*rbacv1.ClusterRole{
 		cr("cluster-admin",
