@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -241,7 +242,9 @@ func TestPrometheus(t *testing.T) {
 	t.Logf("%d dashboard queries return data", len(exprs))
 
 	// Figures: each daemon's scrape duration and sample count
-	// (docs/benchmarks.md).
+	// (docs/benchmarks.md), with the machine and the CPU others took.
+	t.Logf("machine: %s", machineSummary())
+	before := prom.sampleCPU()
 	harness.Poll(t, time.Minute, "15 scrapes of every target", func() (bool, string) {
 		res, err := prom.query("min(count_over_time(scrape_duration_seconds[2m]))")
 		if err != nil {
@@ -272,6 +275,7 @@ func TestPrometheus(t *testing.T) {
 	for _, j := range jobs {
 		t.Logf("scrape %-18s mean %6.2f ms, max %6.2f ms, %5.0f samples", j, d[j]*1000, md[j]*1000, n[j])
 	}
+	t.Logf("CPU while measuring: %s", otherLoad(before, prom.sampleCPU()))
 }
 
 // withJob adds job="job" to the selector of a metric name.
@@ -450,6 +454,78 @@ func writeFileSD(path string, groups []*targetgroup.Group) error {
 // prometheus is the test's Prometheus server.
 type prometheus struct {
 	base string
+	pid  int
+}
+
+// machineSummary describes where the figures were taken.
+func machineSummary() string {
+	field := func(path, key string) string {
+		b, _ := os.ReadFile(path)
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == key {
+				return strings.TrimSpace(v)
+			}
+		}
+		return "unknown"
+	}
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	load, _ := os.ReadFile("/proc/loadavg")
+	version, _ := exec.Command(prometheusBin, "--version").CombinedOutput()
+	first, _, _ := strings.Cut(string(version), "\n")
+	return fmt.Sprintf("%s, %s, %d cores, %s, %s, Linux %s, load %s", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		field("/proc/cpuinfo", "model name"), runtime.NumCPU(), field("/proc/meminfo", "MemTotal"), runtime.Version(),
+		strings.TrimSpace(string(kernel)), strings.Join(strings.Fields(string(load))[:3], " ")) + "; " + first
+}
+
+// cpuSample is the machine's busy CPU time and that of this process (the
+// daemons run in it) and of the Prometheus server at one moment.
+type cpuSample struct {
+	at         time.Time
+	busy, self time.Duration
+}
+
+// ticks adds up the fields at idx (1-based, as proc(5) numbers them) of
+// a /proc stat line, in clock ticks.
+func ticks(fields []string, idx ...int) time.Duration {
+	var d time.Duration
+	for _, i := range idx {
+		if i-1 < len(fields) {
+			n, _ := strconv.ParseInt(fields[i-1], 10, 64)
+			d += time.Duration(n) * (time.Second / 100)
+		}
+	}
+	return d
+}
+
+func (p *prometheus) sampleCPU() cpuSample {
+	s := cpuSample{at: time.Now()}
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		// cpu user nice system idle iowait irq softirq steal
+		s.busy = ticks(strings.Fields(line), 2, 3, 4, 7, 8, 9)
+	}
+	for _, pid := range []string{"self", strconv.Itoa(p.pid)} {
+		if b, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil {
+			// After the command's closing parenthesis: utime and stime
+			// are fields 14 and 15.
+			rest := string(b[bytes.LastIndexByte(b, ')')+2:])
+			s.self += ticks(strings.Fields(rest), 14-2, 15-2)
+		}
+	}
+	return s
+}
+
+// otherLoad describes the CPU that other processes used between a and b.
+func otherLoad(a, b cpuSample) string {
+	wall := b.at.Sub(a.at)
+	if wall <= 0 {
+		return "unknown"
+	}
+	cores := float64(runtime.NumCPU())
+	self := float64(b.self-a.self) / float64(wall) / cores
+	other := float64((b.busy-a.busy)-(b.self-a.self)) / float64(wall) / cores
+	return fmt.Sprintf("the test process (every daemon) and Prometheus %.0f%%, other processes %.0f%% of %d cores over %s",
+		100*self, 100*max(other, 0), runtime.NumCPU(), wall.Round(time.Second))
 }
 
 // startPrometheus runs the real server on loopback until the test ends.
@@ -476,7 +552,7 @@ func startPrometheus(t *testing.T, cfgFile, dataDir string) *prometheus {
 			t.Logf("prometheus's log:\n%s", logBuf.String())
 		}
 	})
-	p := &prometheus{base: "http://" + prometheusAddr}
+	p := &prometheus{base: "http://" + prometheusAddr, pid: cmd.Process.Pid}
 	harness.Poll(t, 30*time.Second, "Prometheus ready", func() (bool, string) {
 		select {
 		case err := <-exited:
