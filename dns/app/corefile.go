@@ -99,6 +99,9 @@ func DefaultCorefile(o *Options) string {
 // built-in Corefile: nothing to reload (the plugin tries again later).
 var errBuiltinCorefile = errors.New("the built-in Corefile does not change; nothing to reload")
 
+// errCorefileUnchanged: the Corefile file is the running instance's.
+var errCorefileUnchanged = errors.New("the Corefile is unchanged")
+
 // corefileSource says where the Corefile comes from: the file path, or the
 // built-in text.
 type corefileSource struct {
@@ -123,6 +126,8 @@ func (s corefileSource) load() (caddy.Input, error) {
 var (
 	registerOnce sync.Once
 	current      atomic.Pointer[corefileSource]
+	// running is the Corefile the last instance started with.
+	running atomic.Pointer[[]byte]
 )
 
 // useCorefile makes src the Corefile of this process, registers the
@@ -136,29 +141,41 @@ func useCorefile(src corefileSource) (caddy.Input, error) {
 		// which drops errors and key/value pairs; once a server has
 		// started (and again after each reload), klog writes its own
 		// structured lines again, for skiff-dns and client-go alike.
-		caddy.RegisterEventHook("skiff-dns-klog", func(ev caddy.EventName, _ interface{}) error {
+		caddy.RegisterEventHook("skiff-dns-klog", func(ev caddy.EventName, info interface{}) error {
 			if ev == caddy.InstanceStartupEvent {
 				klog.ClearLogger()
+				if inst, ok := info.(*caddy.Instance); ok && inst.Caddyfile() != nil {
+					body := inst.Caddyfile().Body()
+					running.Store(&body)
+				}
 			}
 			return nil
 		})
+		// The reload plugin's loop keeps going once per instance that
+		// ever ran in the process (it quits only the first one's), and
+		// restarts its instance, stopped or not, into the Corefile it
+		// loads when that differs from the one the instance started with.
+		// So the loader gives it a Corefile only when that differs from
+		// the running instance's, and never the built-in one (which does
+		// not change while a process runs): an instance stopped before
+		// another started with other flags (tests) is not restarted into
+		// the new one's Corefile.
 		caddy.RegisterCaddyfileLoader("skiff-dns", caddy.LoaderFunc(func(st string) (caddy.Input, error) {
 			s := current.Load()
 			if st != serverType || s == nil {
 				return nil, nil
 			}
 			if s.path == "" {
-				// The reload plugin's loop keeps going (once per instance
-				// that ever ran in the process: it quits only the first
-				// one's), and restarts its instance, stopped or not, when
-				// the Corefile it loads differs from the one the instance
-				// started with. The built-in Corefile does not change
-				// while a process runs; an instance stopped before a new
-				// one started with other flags (tests) must not be
-				// restarted into the new one's Corefile.
 				return nil, errBuiltinCorefile
 			}
-			return s.load()
+			in, err := s.load()
+			if err != nil {
+				return nil, err
+			}
+			if b := running.Load(); b != nil && bytes.Equal(*b, in.Body()) {
+				return nil, errCorefileUnchanged
+			}
+			return in, nil
 		}))
 	})
 	current.Store(&src)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -478,5 +479,59 @@ func TestAPIServerGone(t *testing.T) {
 		r := exchange(t, inst.addr, "after.records.svc.cluster.local", dns.TypeA)
 		got := answers(r)
 		return len(got) == 1 && got[0] == svc.Spec.ClusterIP, r.String()
+	})
+}
+
+// TestCorefileFile: --conf reads a Corefile of the operator's (here with
+// a 7 s TTL and without kubeapi), and the reload plugin restarts the
+// server when the file changes (the TTL becomes 9 s), on the same port.
+func TestCorefileFile(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	up := startUpstream(t)
+	port, ready := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	corefile := filepath.Join(t.TempDir(), "Corefile")
+	write := func(ttl int) {
+		t.Helper()
+		c := fmt.Sprintf(`.:%d {
+    ready %s
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig %s
+        fallthrough in-addr.arpa ip6.arpa
+        ttl %d
+    }
+    forward . %s
+    reload 2s 1s
+}
+`, port, ready, filepath.Join(ts.Dir, "dns.kubeconfig"), ttl, up.addr)
+		if err := os.WriteFile(corefile, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(7)
+	inst := startDNS(t, ts, up, func(o *Options) {
+		o.Conf, o.Port, o.ReadyBindAddress, o.RegisterService = corefile, port, ready, false
+	})
+	ttlOf := func() (uint32, string) {
+		r := exchange(t, inst.addr, "kubernetes.default.svc.cluster.local", dns.TypeA)
+		if len(r.Answer) != 1 {
+			return 0, r.String()
+		}
+		return r.Answer[0].Header().Ttl, r.String()
+	}
+	poll(t, 30*time.Second, "an answer with the file's TTL 7", func() (bool, string) {
+		ttl, msg := ttlOf()
+		return ttl == 7, msg
+	})
+	if code, body := httpGet(t, "http://"+ready+"/ready"); code != http.StatusOK {
+		t.Errorf("/ready of the file's Corefile: %d %s", code, body)
+	}
+	write(9)
+	poll(t, 20*time.Second, "the reloaded Corefile's TTL 9", func() (bool, string) {
+		ttl, msg := ttlOf()
+		return ttl == 9, msg
+	})
+	poll(t, 10*time.Second, "/ready after the reload", func() (bool, string) {
+		code, body := httpGet(t, "http://"+ready+"/ready")
+		return code == http.StatusOK, body
 	})
 }
