@@ -24,7 +24,7 @@ import (
 
 // tree is a fake cgroup filesystem.
 type tree struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	unified bool
 }
