@@ -241,7 +241,7 @@ func startClusterOpts(t *testing.T, co clusterOptions) *cluster {
 	cmOpts := cmapp.NewOptions()
 	cmOpts.LeaderElection.LeaderElect = false
 	cmOpts.Serving.BindAddress, cmOpts.Serving.Port = "127.0.0.1", 0
-	cmOpts.Controllers = []string{"replicaset", "node-ipam", "garbage-collector", "endpointslice", "endpoint", "cronjob", "job", "daemonset", "statefulset", "ttl-after-finished", "replicationcontroller", "persistentvolume-binder", "persistentvolumeclaim-protection", "persistentvolume-protection", "ephemeral-volume", "persistentvolume-expander"}
+	cmOpts.Controllers = []string{"replicaset", "node-ipam", "garbage-collector", "endpointslice", "endpoint", "cronjob", "job", "daemonset", "statefulset", "ttl-after-finished", "replicationcontroller", "persistentvolume-binder", "persistentvolumeclaim-protection", "persistentvolume-protection", "ephemeral-volume", "persistentvolume-expander", "horizontalpodautoscaling"}
 	cmOpts.Controller.ClusterCIDR = clusterCIDR
 	if co.controllerManager != nil {
 		co.controllerManager(cmOpts)
