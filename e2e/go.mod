@@ -11,6 +11,7 @@ require (
 	k8s.io/apimachinery v0.32.4
 	k8s.io/client-go v0.32.4
 	k8s.io/klog/v2 v2.130.1
+	k8s.io/metrics v0.32.4
 	skiff.dev/apiserver v0.0.0
 	skiff.dev/controller-manager v0.0.0
 	skiff.dev/ctl v0.0.0
@@ -43,11 +44,11 @@ require (
 	go.uber.org/mock v0.5.0 // indirect
 	golang.org/x/mod v0.23.0 // indirect
 	golang.org/x/tools v0.30.0 // indirect
+	gopkg.in/square/go-jose.v2 v2.6.0 // indirect
 	k8s.io/cluster-bootstrap v0.32.4 // indirect
 	k8s.io/component-helpers v0.32.4 // indirect
 	k8s.io/kube-aggregator v0.32.4 // indirect
 	k8s.io/kubelet v0.32.4 // indirect
-	k8s.io/metrics v0.32.4 // indirect
 )
 
 require (
