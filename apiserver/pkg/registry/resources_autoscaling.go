@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"fmt"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -27,11 +28,12 @@ func autoscalingResources() []*Resource {
 		{
 			Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler", Resource: "horizontalpodautoscalers",
 			SingularName: "horizontalpodautoscaler", ShortNames: []string{"hpa"}, Categories: []string{"all"}, Namespaced: true,
-			EtcdPrefix: "horizontalpodautoscalers",
-			New:        func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscaler{} },
-			NewList:    func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscalerList{} },
-			Strategy:   main(), StatusStrategy: status(),
-			SharedStorage: hpaV1Conversion(),
+			EtcdPrefix:     "horizontalpodautoscalers",
+			New:            func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscaler{} },
+			NewList:        func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscalerList{} },
+			Strategy:       hpaV1Strategy{main(), []string{convert.HPAMetricStatusesAnnotation, convert.HPAConditionsAnnotation}},
+			StatusStrategy: hpaV1Strategy{status(), []string{convert.HPAMetricSpecsAnnotation, convert.HPABehaviorSpecsAnnotation}},
+			SharedStorage:  hpaV1Conversion(),
 		},
 	}
 }
@@ -69,5 +71,36 @@ func hpaV1Conversion() *SharedStorage {
 			return convert.HPAListToV1(l)
 		},
 		NewStoredList: func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
+	}
+}
+
+// hpaV1Strategy keeps, on an autoscaling/v1 update, the round-trip
+// annotations of the part the endpoint may not change: the main endpoint
+// keeps the stored status's (current metrics, conditions), /status the
+// spec's (metrics, behavior), as upstream keeps the stored object's status
+// or spec whole.
+type hpaV1Strategy struct {
+	genericStrategy
+	keep []string
+}
+
+func (s hpaV1Strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	s.genericStrategy.PrepareForUpdate(ctx, obj, old)
+	n, ok1 := obj.(*autoscalingv1.HorizontalPodAutoscaler)
+	o, ok2 := old.(*autoscalingv1.HorizontalPodAutoscaler)
+	if !ok1 || !ok2 {
+		return
+	}
+	for _, k := range s.keep {
+		v, had := o.Annotations[k]
+		switch {
+		case had:
+			if n.Annotations == nil {
+				n.Annotations = map[string]string{}
+			}
+			n.Annotations[k] = v
+		default:
+			delete(n.Annotations, k)
+		}
 	}
 }

@@ -69,6 +69,19 @@ func TestHorizontalPodAutoscalerVersions(t *testing.T) {
 			v1h.Status.CurrentReplicas != 2 || v1h.Spec.MaxReplicas != 3 {
 			t.Errorf("v1 view: spec %+v status %+v", v1h.Spec, v1h.Status)
 		}
+		// A v1 client that drops the annotations changes no status.
+		v1h.Annotations = nil
+		if _, err := v1c.Update(c, v1h, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h, err = v2c.Get(c, "from-v1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Status.CurrentMetrics) != 1 || h.Status.CurrentMetrics[0].Resource.Current.AverageValue == nil ||
+			h.Status.CurrentMetrics[0].Resource.Current.AverageValue.String() != "30m" {
+			t.Errorf("status after a v1 update without annotations: %+v", h.Status)
+		}
 	})
 
 	t.Run("a v1 update keeps v2's metrics and behavior", func(t *testing.T) {
