@@ -98,10 +98,70 @@ metadata:
   name: client
 spec:
   terminationGracePeriodSeconds: 1
+  hostAliases:
+  - ip: 192.0.2.77
+    hostnames: [alias.example, alias2.example]
+  dnsConfig:
+    options:
+    - {name: timeout, value: "2"}
   containers:
   - name: client
     image: busybox
     command: ["sleep", "3600"]
+`
+
+// dnsRecordsManifest is what the spec's table is asked about on the
+// running cluster: a headless Service with a StatefulSet-style pod
+// (hostname and subdomain; its dnsPolicy None with a dnsConfig of its
+// own), a ClusterIP Service with a named port, an ExternalName Service.
+const dnsRecordsManifest = `apiVersion: v1
+kind: Service
+metadata:
+  name: db
+spec:
+  clusterIP: None
+  selector: {app: db}
+  ports:
+  - {name: pg, port: 5432, protocol: TCP}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: db-0
+  labels: {app: db}
+spec:
+  hostname: db-0
+  subdomain: db
+  terminationGracePeriodSeconds: 1
+  dnsPolicy: None
+  dnsConfig:
+    nameservers: [192.0.2.99]
+    searches: [example.test]
+    options:
+    - {name: ndots, value: "1"}
+  containers:
+  - name: db
+    image: busybox
+    command: ["sleep", "3600"]
+    ports:
+    - {name: pg, containerPort: 5432}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: webnamed
+spec:
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: 80, protocol: TCP}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: ext
+spec:
+  type: ExternalName
+  externalName: www.example.test
 `
 
 // TestDNS is issue 24 on a running cluster: skiff-dns on the node behind
@@ -132,10 +192,15 @@ func TestDNS(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, resp.Status
 	})
-	svc, err := c.client.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
-	if err != nil || svc.Spec.ClusterIP != clusterDNS {
-		t.Fatalf("kube-dns Service: %v %v", svc, err)
-	}
+	// skiff-dns creates the Service beside serving; /ready does not wait
+	// for it.
+	harness.Poll(t, 30*time.Second, "the kube-dns Service", func() (bool, string) {
+		svc, err := c.client.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return svc.Spec.ClusterIP == clusterDNS, svc.Spec.ClusterIP
+	})
 	// From the node, through the Service address (the proxy's DNAT to
 	// the node's port 53).
 	harness.Poll(t, time.Minute, "kubernetes.default through "+clusterDNS, func() (bool, string) {
@@ -149,7 +214,7 @@ func TestDNS(t *testing.T) {
 	})
 
 	manifest := filepath.Join(c.dir, "dns.yaml")
-	writeFile(t, manifest, webRS+"---\n"+dnsClientPod)
+	writeFile(t, manifest, webRS+"---\n"+dnsClientPod+"---\n"+dnsRecordsManifest)
 	c.kubectl(t, "apply", "-f", manifest)
 	c.kubectl(t, "expose", "rs", "web", "--port", "80", "--target-port", "80")
 	webPods := c.readyPods(t, 2)
@@ -163,9 +228,18 @@ func TestDNS(t *testing.T) {
 
 	resolv, err := c.inPod(t, "client", "cat /etc/resolv.conf")
 	if err != nil || !strings.Contains(resolv, "search default.svc.cluster.local svc.cluster.local cluster.local") ||
-		!strings.Contains(resolv, "nameserver "+clusterDNS) || !strings.Contains(resolv, "options ndots:5") {
-		t.Fatalf("the pod's resolv.conf: %v\n%s", err, resolv)
+		!strings.Contains(resolv, "nameserver "+clusterDNS) || !strings.Contains(resolv, "options ndots:5 timeout:2") {
+		t.Fatalf("the pod's resolv.conf (ClusterFirst, dnsConfig option timeout:2): %v\n%s", err, resolv)
 	}
+	client, err := c.client.CoreV1().Pods("default").Get(ctx, "client", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts, err := c.inPod(t, "client", "cat /etc/hosts")
+	if err != nil || !hasLine(hosts, client.Status.PodIP+"\tclient") || !hasLine(hosts, "192.0.2.77\talias.example\talias2.example") {
+		t.Fatalf("the pod's /etc/hosts (its name, its hostAliases): %v\n%s", err, hosts)
+	}
+	c.checkRecords(t, client)
 
 	// busybox's nslookup (1.35, its own resolver) applies the search path
 	// to dotless names only: "kubernetes" goes through it, the dotted
@@ -204,10 +278,6 @@ func TestDNS(t *testing.T) {
 
 	// Figures: queries from the client pod's network namespace through
 	// the Service address (docs/benchmarks.md).
-	client, err := c.client.CoreV1().Pods("default").Get(ctx, "client", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, qname := range []string{"kubernetes.default.svc.cluster.local.", "www.example.test."} {
 		qps, p50, p99 := c.queryFromPod(t, client, qname, 2, 2000)
 		t.Logf("from a pod through %s:53, %s: %.0f queries/s, p50 %v, p99 %v (2 clients, 2000 queries each)", clusterDNS, qname, qps, p50, p99)
@@ -324,6 +394,119 @@ func resolvedTo(out, name, addr string) bool {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// checkRecords asks skiff-dns, through the kube-dns Service address,
+// the spec's table of names about the running cluster's Services and
+// pods (dnsRecordsManifest, the web ReplicaSet and the client pod), and
+// checks db-0's own resolv.conf (dnsPolicy None) and /etc/hosts (its
+// hostname.subdomain FQDN).
+func (c *cluster) checkRecords(t *testing.T, client *corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	var db *corev1.Pod
+	harness.Poll(t, 3*time.Minute, "db-0 ready", func() (bool, string) {
+		var err error
+		if db, err = c.client.CoreV1().Pods("default").Get(ctx, "db-0", metav1.GetOptions{}); err != nil {
+			return false, err.Error()
+		}
+		return podReady(db) && db.Status.PodIP != "", string(db.Status.Phase)
+	})
+	if out, err := c.inPod(t, "db-0", "cat /etc/resolv.conf"); err != nil || out != "search example.test\nnameserver 192.0.2.99\noptions ndots:1" {
+		t.Errorf("db-0's resolv.conf (dnsPolicy None with a dnsConfig): %v\n%q", err, out)
+	}
+	if out, err := c.inPod(t, "db-0", "cat /etc/hosts"); err != nil || !hasLine(out, db.Status.PodIP+"\tdb-0.db.default.svc.cluster.local\tdb-0") {
+		t.Errorf("db-0's /etc/hosts (hostname and subdomain): %v\n%s", err, out)
+	}
+
+	ask := func(name string, qtype uint16) (*dns.Msg, error) {
+		m := new(dns.Msg)
+		m.SetQuestion(dns.Fqdn(name), qtype)
+		r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, clusterDNS+":53")
+		return r, err
+	}
+	// The endpoints of db and webnamed come from the endpointslice
+	// controller; wait for them.
+	harness.Poll(t, time.Minute, "db-0.db.default.svc.cluster.local", func() (bool, string) {
+		r, err := ask("db-0.db.default.svc.cluster.local", dns.TypeA)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(dnsAnswers(r)) == 1, r.String()
+	})
+	webIP, namedIP := c.clusterIP(t, "web"), c.clusterIP(t, "webnamed")
+	webRev, _ := dns.ReverseAddr(webIP)
+	dbRev, _ := dns.ReverseAddr(db.Status.PodIP)
+	dashed := strings.ReplaceAll(client.Status.PodIP, ".", "-")
+	for _, tt := range []struct {
+		qname string
+		qtype uint16
+		rcode int
+		want  []string
+	}{
+		{"web.default.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{webIP}},
+		{"webnamed.default.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{namedIP}},
+		{"web.default.svc.cluster.local", dns.TypeAAAA, dns.RcodeSuccess, nil}, // NODATA
+		{"_http._tcp.webnamed.default.svc.cluster.local", dns.TypeSRV, dns.RcodeSuccess, []string{"80 webnamed.default.svc.cluster.local."}},
+		{"_nope._tcp.webnamed.default.svc.cluster.local", dns.TypeSRV, dns.RcodeNameError, nil},
+		{"db.default.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{db.Status.PodIP}},
+		{"db-0.db.default.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{db.Status.PodIP}},
+		{"_pg._tcp.db.default.svc.cluster.local", dns.TypeSRV, dns.RcodeSuccess, []string{"5432 db-0.db.default.svc.cluster.local."}},
+		{"ext.default.svc.cluster.local", dns.TypeCNAME, dns.RcodeSuccess, []string{"CNAME www.example.test."}},
+		{"ext.default.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{"192.0.2.10", "CNAME www.example.test."}},
+		{dashed + ".default.pod.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{client.Status.PodIP}},
+		{webRev, dns.TypePTR, dns.RcodeSuccess, []string{"PTR web.default.svc.cluster.local."}},
+		{dbRev, dns.TypePTR, dns.RcodeSuccess, []string{"PTR db-0.db.default.svc.cluster.local."}},
+		{"nosuch.default.svc.cluster.local", dns.TypeA, dns.RcodeNameError, nil},
+		{"web.nosuchns.svc.cluster.local", dns.TypeA, dns.RcodeNameError, nil},
+		{"kubernetes.default.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{"10.96.0.1"}},
+	} {
+		r, err := ask(tt.qname, tt.qtype)
+		if err != nil {
+			t.Errorf("%s %s: %v", dns.TypeToString[tt.qtype], tt.qname, err)
+			continue
+		}
+		got := dnsAnswers(r)
+		if r.Rcode != tt.rcode || strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%s %s: %s %q, want %s %q", dns.TypeToString[tt.qtype], tt.qname,
+				dns.RcodeToString[r.Rcode], got, dns.RcodeToString[tt.rcode], tt.want)
+			continue
+		}
+		if len(tt.want) == 0 && (len(r.Ns) == 0 || r.Ns[0].Header().Rrtype != dns.TypeSOA) {
+			t.Errorf("%s %s: no SOA with the negative answer:\n%s", dns.TypeToString[tt.qtype], tt.qname, r)
+		}
+	}
+}
+
+// dnsAnswers are r's answers, sorted, as the table writes them.
+func dnsAnswers(r *dns.Msg) []string {
+	var out []string
+	for _, rr := range r.Answer {
+		switch rr := rr.(type) {
+		case *dns.A:
+			out = append(out, rr.A.String())
+		case *dns.SRV:
+			out = append(out, fmt.Sprintf("%d %s", rr.Port, rr.Target))
+		case *dns.CNAME:
+			out = append(out, "CNAME "+rr.Target)
+		case *dns.PTR:
+			out = append(out, "PTR "+rr.Ptr)
+		default:
+			out = append(out, rr.String())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// hasLine reports whether out has line as one of its lines.
+func hasLine(out, line string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if l == line {
+			return true
 		}
 	}
 	return false
