@@ -80,6 +80,10 @@ func SliceName(service, node string) string { return service + "-" + node }
 // the instance on node renews while it runs.
 func LeaseName(node string) string { return "skiff-dns-" + node }
 
+// leaseLabels select the instances' Leases (one List a round, whatever
+// the number of instances).
+func leaseLabels() map[string]string { return map[string]string{"k8s-app": "kube-dns"} }
+
 // sliceLabels select the EndpointSlices of service that skiff-dns keeps.
 func sliceLabels(service string) map[string]string {
 	return map[string]string{
@@ -207,7 +211,7 @@ func (r *registrar) renewLease(ctx context.Context) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = leases.Create(ctx, &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.namespace, Labels: map[string]string{"k8s-app": "kube-dns"}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.namespace, Labels: leaseLabels()},
 			Spec: coordinationv1.LeaseSpec{
 				HolderIdentity: ptr.To(r.nodeName), LeaseDurationSeconds: ptr.To(seconds),
 				AcquireTime: &now, RenewTime: &now,
@@ -221,6 +225,12 @@ func (r *registrar) renewLease(ctx context.Context) error {
 		return fmt.Errorf("reading Lease %s/%s: %w", r.namespace, name, err)
 	}
 	upd := cur.DeepCopy()
+	if upd.Labels == nil {
+		upd.Labels = map[string]string{}
+	}
+	for k, v := range leaseLabels() {
+		upd.Labels[k] = v
+	}
 	upd.Spec.HolderIdentity, upd.Spec.LeaseDurationSeconds, upd.Spec.RenewTime = ptr.To(r.nodeName), ptr.To(seconds), &now
 	if upd.Spec.AcquireTime == nil {
 		upd.Spec.AcquireTime = &now
@@ -246,6 +256,14 @@ func (r *registrar) removeDead(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing the EndpointSlices of %s/%s: %w", r.namespace, r.service, err)
 	}
+	leaseList, err := leases.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(leaseLabels()).String()})
+	if err != nil {
+		return fmt.Errorf("listing the Leases of skiff-dns in %s: %w", r.namespace, err)
+	}
+	byName := map[string]*coordinationv1.Lease{}
+	for i := range leaseList.Items {
+		byName[leaseList.Items[i].Name] = &leaseList.Items[i]
+	}
 	if r.observed == nil {
 		r.observed = map[string]observation{}
 	}
@@ -259,15 +277,9 @@ func (r *registrar) removeDead(ctx context.Context) error {
 			continue
 		}
 		seen[slice.Name] = true
-		lease, err := leases.Get(ctx, LeaseName(node), metav1.GetOptions{})
+		lease := byName[LeaseName(node)]
 		version, duration := "", r.leaseDuration
-		switch {
-		case apierrors.IsNotFound(err):
-			lease = nil
-		case err != nil:
-			errs = append(errs, fmt.Errorf("reading Lease %s/%s: %w", r.namespace, LeaseName(node), err))
-			continue
-		default:
+		if lease != nil {
 			version = lease.ResourceVersion
 			if d := lease.Spec.LeaseDurationSeconds; d != nil && *d > 0 {
 				duration = time.Duration(*d) * time.Second

@@ -155,7 +155,7 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 			rule(read, []string{"discovery.k8s.io"}, "endpointslices"),
 			rule([]string{"create", "update"}, core, "services"),
 			rule([]string{"create", "update", "delete"}, []string{"discovery.k8s.io"}, "endpointslices"),
-			rule([]string{"get", "create", "update", "delete"}, []string{"coordination.k8s.io"}, "leases"),
+			rule([]string{"get", "list", "create", "update", "delete"}, []string{"coordination.k8s.io"}, "leases"),
 		),
 		cr("system:node", NodeRules()...),
 		// A joining node's bootstrap token may ask for a certificate
