@@ -5,7 +5,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-		"fmt"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -185,6 +186,121 @@ func get(c *http.Client, url string) ([]byte, error) {
 	return body, nil
 }
 
+// etcdCluster is three etcd members on loopback, each on a "machine" of
+// its own (a directory standing for its /etc/skiff and /var/lib/etcd),
+// run from deploy/systemd/etcd.service with the settings etcd.env gives.
+type etcdCluster struct {
+	dir, pki             string
+	members              []string
+	clientURLs, peerURLs []string
+	procs                map[string]*process
+	client               *http.Client
+}
+
+// newEtcdCluster lays out the members' machines: /etc/skiff/pki with the
+// member's own pair under the unit's names, as docs/operations.md copies
+// them. ports holds a client and a peer port per member.
+func newEtcdCluster(t *testing.T, dir, pki string, ports []int) *etcdCluster {
+	t.Helper()
+	c := &etcdCluster{dir: dir, pki: pki, members: []string{"cp1", "cp2", "cp3"}, procs: map[string]*process{}}
+	for i, m := range c.members {
+		c.clientURLs = append(c.clientURLs, fmt.Sprintf("https://127.0.0.1:%d", ports[2*i]))
+		c.peerURLs = append(c.peerURLs, fmt.Sprintf("https://127.0.0.1:%d", ports[2*i+1]))
+		machine := c.machine(m)
+		if err := os.MkdirAll(filepath.Join(machine, "pki"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		copyFile(t, filepath.Join(pki, "etcd-ca.crt"), filepath.Join(machine, "pki", "etcd-ca.crt"), 0o644)
+		for _, kind := range []string{"server", "peer"} {
+			copyFile(t, filepath.Join(pki, "etcd-"+m+"-"+kind+".crt"), filepath.Join(machine, "pki", "etcd-"+kind+".crt"), 0o644)
+			copyFile(t, filepath.Join(pki, "etcd-"+m+"-"+kind+".key"), filepath.Join(machine, "pki", "etcd-"+kind+".key"), 0o600)
+		}
+	}
+	c.client = tlsClient(t, filepath.Join(pki, "etcd-ca.crt"), filepath.Join(pki, "apiserver-etcd-client.crt"), filepath.Join(pki, "apiserver-etcd-client.key"))
+	return c
+}
+
+func (c *etcdCluster) machine(m string) string { return filepath.Join(c.dir, m) }
+
+// dataDir is the member's /var/lib/etcd/skiff.
+func (c *etcdCluster) dataDir(m string) string { return filepath.Join(c.machine(m), "data") }
+
+// initialCluster is etcd.env's ETCD_INITIAL_CLUSTER.
+func (c *etcdCluster) initialCluster() string {
+	var cluster []string
+	for i, m := range c.members {
+		cluster = append(cluster, m+"="+c.peerURLs[i])
+	}
+	return strings.Join(cluster, ",")
+}
+
+// start starts the three members and waits until each is healthy.
+func (c *etcdCluster) start(t *testing.T) {
+	t.Helper()
+	for i, m := range c.members {
+		env := []string{
+			"ETCD_NAME=" + m,
+			"ETCD_LISTEN_CLIENT_URLS=" + c.clientURLs[i],
+			"ETCD_ADVERTISE_CLIENT_URLS=" + c.clientURLs[i],
+			"ETCD_LISTEN_PEER_URLS=" + c.peerURLs[i],
+			"ETCD_INITIAL_ADVERTISE_PEER_URLS=" + c.peerURLs[i],
+			"ETCD_INITIAL_CLUSTER=" + c.initialCluster(),
+			"ETCD_INITIAL_CLUSTER_TOKEN=skiff-deploytest",
+			"ETCD_INITIAL_CLUSTER_STATE=new",
+			"ETCD_LOG_LEVEL=warn",
+		}
+		c.procs[m] = startUnit(t, "etcd-"+m, "etcd.service",
+			[][2]string{{"/etc/skiff/", c.machine(m) + "/"}, {"/var/lib/etcd/skiff", c.dataDir(m)}}, env, c.dir)
+	}
+	for _, u := range c.clientURLs {
+		waitFor(t, "etcd "+u+" healthy", 60*time.Second, c.list(), func() error {
+			body, err := get(c.client, u+"/health")
+			if err == nil && !bytes.Contains(body, []byte(`"health":"true"`)) {
+				err = fmt.Errorf("health: %s", body)
+			}
+			return err
+		})
+	}
+}
+
+func (c *etcdCluster) list() []*process {
+	var out []*process
+	for _, m := range c.members {
+		if p := c.procs[m]; p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (c *etcdCluster) stop() {
+	for _, p := range c.list() {
+		p.stop()
+	}
+}
+
+// post sends a request of etcd's JSON gateway (/v3/...) to member i.
+func (c *etcdCluster) post(t *testing.T, i int, path string, req any, resp any) error {
+	t.Helper()
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.client.Post(c.clientURLs[i]+path, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer r.Body.Close()
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	if r.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: %d %s", path, r.StatusCode, data)
+	}
+	return json.Unmarshal(data, resp)
+}
+
 // TestControlPlaneAsDeployed runs the control plane of docs/operations.md
 // on loopback from the units' own command lines and the certificates of
 // one skiffctl certs run: three etcd members with TLS on both ports (the
@@ -209,53 +325,10 @@ func TestControlPlaneAsDeployed(t *testing.T) {
 	}
 	pki := filepath.Join(dir, "pki")
 
-	members := []string{"cp1", "cp2", "cp3"}
-	var cluster, clientURLs []string
-	for i, m := range members {
-		cluster = append(cluster, fmt.Sprintf("%s=https://127.0.0.1:%d", m, ports[2*i+1]))
-		clientURLs = append(clientURLs, fmt.Sprintf("https://127.0.0.1:%d", ports[2*i]))
-	}
-	var procs []*process
-	etcds := map[string]*process{}
-	for i, m := range members {
-		// The member's machine: /etc/skiff/pki with its own pair under the
-		// unit's names, as docs/operations.md copies them.
-		machine := filepath.Join(dir, m)
-		if err := os.MkdirAll(filepath.Join(machine, "pki"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		copyFile(t, filepath.Join(pki, "etcd-ca.crt"), filepath.Join(machine, "pki", "etcd-ca.crt"), 0o644)
-		for _, kind := range []string{"server", "peer"} {
-			copyFile(t, filepath.Join(pki, "etcd-"+m+"-"+kind+".crt"), filepath.Join(machine, "pki", "etcd-"+kind+".crt"), 0o644)
-			copyFile(t, filepath.Join(pki, "etcd-"+m+"-"+kind+".key"), filepath.Join(machine, "pki", "etcd-"+kind+".key"), 0o600)
-		}
-		peer := fmt.Sprintf("https://127.0.0.1:%d", ports[2*i+1])
-		env := []string{
-			"ETCD_NAME=" + m,
-			"ETCD_LISTEN_CLIENT_URLS=" + clientURLs[i],
-			"ETCD_ADVERTISE_CLIENT_URLS=" + clientURLs[i],
-			"ETCD_LISTEN_PEER_URLS=" + peer,
-			"ETCD_INITIAL_ADVERTISE_PEER_URLS=" + peer,
-			"ETCD_INITIAL_CLUSTER=" + strings.Join(cluster, ","),
-			"ETCD_INITIAL_CLUSTER_TOKEN=skiff-deploytest",
-			"ETCD_INITIAL_CLUSTER_STATE=new",
-			"ETCD_LOG_LEVEL=warn",
-		}
-		p := startUnit(t, "etcd-"+m, "etcd.service",
-			[][2]string{{"/etc/skiff/", machine + "/"}, {"/var/lib/etcd/skiff", filepath.Join(machine, "data")}}, env, dir)
-		etcds[m] = p
-		procs = append(procs, p)
-	}
-	etcdClient := tlsClient(t, filepath.Join(pki, "etcd-ca.crt"), filepath.Join(pki, "apiserver-etcd-client.crt"), filepath.Join(pki, "apiserver-etcd-client.key"))
-	for _, u := range clientURLs {
-		waitFor(t, "etcd "+u+" healthy", 60*time.Second, procs, func() error {
-			body, err := get(etcdClient, u+"/health")
-			if err == nil && !bytes.Contains(body, []byte(`"health":"true"`)) {
-				err = fmt.Errorf("health: %s", body)
-			}
-			return err
-		})
-	}
+	cl := newEtcdCluster(t, dir, pki, ports[:6])
+	cl.start(t)
+	etcds, clientURLs := cl.procs, cl.clientURLs
+	procs := append([]*process(nil), cl.list()...)
 
 	for i, port := range apiPorts {
 		// advertise-address stays empty: the machine's first address (a
