@@ -260,6 +260,10 @@ func TestPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	minDur, err := prom.query(`min by (job) (min_over_time(scrape_duration_seconds[2m]))`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	samples, err := prom.query(`max by (job) (scrape_samples_scraped)`)
 	if err != nil {
 		t.Fatal(err)
@@ -271,9 +275,9 @@ func TestPrometheus(t *testing.T) {
 		}
 		return out
 	}
-	d, md, n := byJob(dur), byJob(maxDur), byJob(samples)
+	d, mn, md, n := byJob(dur), byJob(minDur), byJob(maxDur), byJob(samples)
 	for _, j := range jobs {
-		t.Logf("scrape %-18s mean %6.2f ms, max %6.2f ms, %5.0f samples", j, d[j]*1000, md[j]*1000, n[j])
+		t.Logf("scrape %-18s min %6.2f ms, mean %6.2f ms, max %6.2f ms, %5.0f samples", j, mn[j]*1000, d[j]*1000, md[j]*1000, n[j])
 	}
 	t.Logf("CPU while measuring: %s", otherLoad(before, prom.sampleCPU()))
 }
