@@ -39,11 +39,14 @@ require (
 	github.com/google/cel-go v0.22.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/stoewer/go-strcase v1.3.0 // indirect
+	go.etcd.io/etcd/etcdutl/v3 v3.5.17 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
+	gopkg.in/square/go-jose.v2 v2.6.0 // indirect
 	k8s.io/apiextensions-apiserver v0.32.4 // indirect
 	k8s.io/cluster-bootstrap v0.32.4 // indirect
 	k8s.io/component-helpers v0.32.4 // indirect
 	k8s.io/kube-aggregator v0.32.4 // indirect
+	k8s.io/metrics v0.32.4 // indirect
 )
 
 require (
@@ -153,7 +156,7 @@ require (
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.2 // indirect
 	skiff.dev/controller-manager v0.0.0
-	skiff.dev/ctl v0.0.0 // indirect
+	skiff.dev/ctl v0.0.0
 	skiff.dev/scheduler v0.0.0
 )
 

@@ -56,6 +56,8 @@ func NewSkiffctlCommand() *cobra.Command {
 		NewWaitCommand(f),
 		NewRolloutCommand(f),
 		NewLogsCommand(f),
+		NewTokenCommand(f),
+		NewJoinCommand(),
 		NewCompletionCommand(),
 	)
 	registerFlagCompletions(cmd, f, flags)

@@ -27,6 +27,17 @@ type Options struct {
 	KubeAPIQPS   float32
 	KubeAPIBurst int
 
+	// BootstrapKubeconfig, CertDir, RotateCertificates and
+	// RotateServerCertificates are upstream's TLS bootstrap and
+	// certificate rotation flags (pkg/certificate).
+	BootstrapKubeconfig      string
+	CertDir                  string
+	RotateCertificates       bool
+	RotateServerCertificates bool
+	// CertRotationCheckPeriod is how often the client looks for a rotated
+	// certificate (0: 10 s); not a flag, tests shorten it.
+	CertRotationCheckPeriod time.Duration
+
 	ContainerdAddress   string
 	ContainerdNamespace string
 	Snapshotter         string
@@ -118,6 +129,10 @@ func NewOptions() *Options {
 // AddFlags registers the flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig with the API server's address and the node's credentials (CN=system:node:<node>).")
+	fs.StringVar(&o.BootstrapKubeconfig, "bootstrap-kubeconfig", o.BootstrapKubeconfig, "A kubeconfig with a bootstrap token: when --kubeconfig has no good client certificate, one is asked for with a CertificateSigningRequest and --kubeconfig is written to use it.")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "Where the certificates from TLS bootstrap and rotation are kept; empty: <root-dir>/pki.")
+	fs.BoolVar(&o.RotateCertificates, "rotate-certificates", o.RotateCertificates, "Renew the client certificate with a new CertificateSigningRequest before it expires.")
+	fs.BoolVar(&o.RotateServerCertificates, "rotate-server-certificates", o.RotateServerCertificates, "Get the serving certificate from a kubernetes.io/kubelet-serving CertificateSigningRequest and renew it before it expires (someone must approve the request: the controller manager does not by default).")
 	fs.StringVar(&o.NodeName, "hostname-override", o.NodeName, "The node's name; empty: the host name.")
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Same as --hostname-override.")
 	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "The node's InternalIP; empty: the first global IPv4 address of an interface that is up.")
@@ -166,6 +181,9 @@ func (o *Options) Complete(hostname string) {
 	if o.LogDriver == "" {
 		o.LogDriver = defaultLogDriver()
 	}
+	if o.CertDir == "" {
+		o.CertDir = filepath.Join(o.RootDir, "pki")
+	}
 	if o.CNIConfDir == "" {
 		o.CNIConfDir = filepath.Join(o.RootDir, "cni", "net.d")
 	}
@@ -198,6 +216,12 @@ func (o *Options) Validate() error {
 	}
 	if o.Port < 0 || o.Port > 65535 {
 		errs = append(errs, fmt.Errorf("--port %d must be between 0 and 65535", o.Port))
+	}
+	if o.BootstrapKubeconfig != "" && o.Kubeconfig == "" {
+		errs = append(errs, errors.New("--bootstrap-kubeconfig needs --kubeconfig, the file it writes"))
+	}
+	if o.RotateServerCertificates && o.TLSCertFile != "" {
+		errs = append(errs, errors.New("--rotate-server-certificates and --tls-cert-file exclude each other"))
 	}
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))

@@ -131,7 +131,7 @@ func Setup(ctx context.Context, o *Options) (*Config, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	restCfg, err := BuildRESTConfig(o)
+	restCfg, err := ClientConfig(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +296,13 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	if cfg.tlsConfig, err = servingTLS(o, nodeIP); err != nil {
 		_ = rt.Close()
 		return nil, err
+	}
+	if o.RotateServerCertificates {
+		cfg.tlsConfig.Certificates = nil
+		if cfg.tlsConfig.GetCertificate, err = rotatingServingCertificate(ctx, o, client, host, nodeIP); err != nil {
+			_ = rt.Close()
+			return nil, err
+		}
 	}
 	cfg.Listener, err = net.Listen("tcp", net.JoinHostPort(o.Address, strconv.Itoa(o.Port)))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -525,7 +526,9 @@ var keyUsages = sets.New(certificatesv1.UsageSigning, certificatesv1.UsageDigita
 // ValidateCertificateSigningRequest: a PEM CERTIFICATE REQUEST, a signer
 // name, known usages, a valid expiration and consistent conditions.
 func ValidateCertificateSigningRequest(csr *certificatesv1.CertificateSigningRequest) field.ErrorList {
-	allErrs := validateObjectMeta(&csr.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
+	// Upstream does not care what CSRs are called (a kubelet's are
+	// node-csr-<base64url>), beyond their being a path segment.
+	allErrs := validateObjectMeta(&csr.ObjectMeta, false, path.ValidatePathSegmentName, metadataPath)
 	spec := field.NewPath("spec")
 	block, _ := pem.Decode(csr.Spec.Request)
 	if block == nil || block.Type != "CERTIFICATE REQUEST" {
