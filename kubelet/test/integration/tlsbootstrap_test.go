@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,7 @@ func cluster(t *testing.T) *testserver.TestServer {
 		o.Controller.ClusterSigningCertFile = certs.CertFile(ts.PKIDir, "ca")
 		o.Controller.ClusterSigningKeyFile = certs.KeyFile(ts.PKIDir, "ca")
 		o.Controller.ClusterSigningDuration = signingDuration
+		o.Controller.ApproveKubeletServingCSRs = true
 	})
 	return ts
 }
@@ -201,6 +203,32 @@ func testJoinWithToken(t *testing.T, ts *testserver.TestServer) {
 	}
 	if err := heartbeat(ctx); err != nil {
 		t.Fatal(err)
+	}
+
+	// A serving certificate (--rotate-server-certificates) for the node's
+	// own address, approved by the opt-in --approve-kubelet-serving-csrs.
+	n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: node}}
+	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("the node's addresses: %v", err)
+	}
+	serving, err := kubeletcert.NewServerManager(client, o.CertDir, node, []string{node}, []net.IP{net.ParseIP("127.0.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving.Start()
+	defer serving.Stop()
+	poll(t, ctx, 20*time.Second, "the serving certificate", func(context.Context) (bool, error) { return serving.Current() != nil, nil })
+	sc := serving.Current().Leaf
+	if len(sc.ExtKeyUsage) != 1 || sc.ExtKeyUsage[0] != x509.ExtKeyUsageServerAuth || len(sc.IPAddresses) != 1 || !sc.IPAddresses[0].Equal(net.ParseIP("127.0.0.1")) ||
+		len(sc.DNSNames) != 1 || sc.DNSNames[0] != node {
+		t.Errorf("serving certificate: usages %v, IPs %v, DNS %v", sc.ExtKeyUsage, sc.IPAddresses, sc.DNSNames)
+	}
+	if err := sc.CheckSignatureFrom(leaf(t, certs.CertFile(ts.PKIDir, "ca"))); err != nil {
+		t.Errorf("the serving certificate is not signed by the cluster CA: %v", err)
 	}
 
 	// Rotation: a new certificate (a CSR by the node itself, approved as
