@@ -19,6 +19,8 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "long bridge name", change: func(o *Options) { o.BridgeName = "sixteen-chars-xx" }, wantErr: "--bridge-name"},
 		{name: "no containerd", change: func(o *Options) { o.ContainerdAddress = "" }, wantErr: "--containerd-address"},
 		{name: "zero frequency", change: func(o *Options) { o.SyncFrequency = 0 }, wantErr: "frequencies"},
+		{name: "bootstrap without kubeconfig", change: func(o *Options) { o.BootstrapKubeconfig = "b" }, wantErr: "--bootstrap-kubeconfig"},
+		{name: "rotated serving and a fixed one", change: func(o *Options) { o.RotateServerCertificates, o.TLSCertFile, o.TLSKeyFile = true, "c", "k" }, wantErr: "--rotate-server-certificates"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
