@@ -32,6 +32,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"skiff.dev/apiserver/pkg/server"
 	"skiff.dev/apiserver/pkg/testserver"
 	"skiff.dev/kubelet/app"
 	"skiff.dev/kubelet/pkg/cm"
@@ -63,7 +64,10 @@ type env struct {
 	customize func(*app.Options)
 }
 
-func setup(t *testing.T) *env {
+func setup(t *testing.T) *env { return setupWith(t, nil) }
+
+// setupWith is setup with the API server's options changed by customize.
+func setupWith(t *testing.T, customize func(*server.Options)) *env {
 	requireTools(t)
 	e := &env{
 		bridge:    "skt" + randHex(3),
@@ -74,7 +78,7 @@ func setup(t *testing.T) *env {
 	e.registry = startRegistry(t)
 	layout := buildBusyboxImage(t)
 	pushImage(t, layout, e.registry, "library/busybox")
-	e.ts = testserver.Start(t, nil)
+	e.ts = testserver.Start(t, customize)
 	e.client = e.ts.Client
 
 	dir, err := os.MkdirTemp("", "skkl")
