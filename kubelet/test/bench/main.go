@@ -170,6 +170,7 @@ func startKubelet(m *harness.Main, dir string, ts *testserver.TestServer, ctd *h
 	o.RootDir, o.NetNSDir, o.BridgeName = filepath.Join(dir, "root"), filepath.Join(dir, "netns"), bridge
 	o.CgroupRoot = "/" + ns // removed with the namespace by the containerd harness
 	o.RegistriesConfig = regFile
+	o.DisableDefaultRegistryEndpoint = true
 	o.Address, o.Port = "127.0.0.1", 0
 	o.NodeStatusUpdateFrequency = time.Second
 	// The small logging driver, as make build installs it beside
