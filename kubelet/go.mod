@@ -30,7 +30,10 @@ require (
 	skiff.dev/component-base v0.0.0
 )
 
-require github.com/vishvananda/netns v0.0.4
+require (
+	github.com/vishvananda/netns v0.0.4
+	k8s.io/component-helpers v0.32.4
+)
 
 require (
 	cel.dev/expr v0.18.0 // indirect
@@ -44,7 +47,6 @@ require (
 	gopkg.in/square/go-jose.v2 v2.6.0 // indirect
 	k8s.io/apiextensions-apiserver v0.32.4 // indirect
 	k8s.io/cluster-bootstrap v0.32.4 // indirect
-	k8s.io/component-helpers v0.32.4 // indirect
 	k8s.io/kube-aggregator v0.32.4 // indirect
 	k8s.io/metrics v0.32.4 // indirect
 )

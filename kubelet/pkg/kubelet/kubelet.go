@@ -69,6 +69,22 @@ type Kubelet struct {
 	wg      sync.WaitGroup
 	synced  bool
 	store   cache.Store
+	// nodes holds this kubelet's Node (for the admission of new pods).
+	nodes cache.Store
+}
+
+// node is this kubelet's Node from the informer's cache; nil before it
+// is known.
+func (k *Kubelet) node() *corev1.Node {
+	if k.nodes == nil {
+		return nil
+	}
+	obj, ok, err := k.nodes.GetByKey(k.o.NodeName)
+	if err != nil || !ok {
+		return nil
+	}
+	n, _ := obj.(*corev1.Node)
+	return n
 }
 
 // GetPod returns a pod bound to this node from the informer's cache (do
@@ -130,6 +146,21 @@ func (k *Kubelet) Synced() bool {
 // afterwards, for the next kubelet to adopt.
 func (k *Kubelet) Start(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
+	// The Node first: new pods are admitted against it.
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(k.o.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", k.o.NodeName).String()
+		}))
+	nodeInf := nodeFactory.Core().V1().Nodes().Informer()
+	nodeFactory.Start(ctx.Done())
+	defer nodeFactory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), nodeInf.HasSynced) {
+		return nil
+	}
+	k.mu.Lock()
+	k.nodes = nodeInf.GetStore()
+	k.mu.Unlock()
+
 	factory := informers.NewSharedInformerFactoryWithOptions(k.o.Client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", k.o.NodeName).String()
@@ -173,8 +204,16 @@ func (k *Kubelet) update(ctx context.Context, obj any) {
 		w.Update(p)
 		return
 	}
-	if k.o.Admit != nil && p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
-		if ok, reason, msg := k.o.Admit(p); !ok {
+	if p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
+		// As upstream's admit handlers: the eviction manager's, then the
+		// general predicates against the other active pods.
+		if k.o.Admit != nil {
+			if ok, reason, msg := k.o.Admit(p); !ok {
+				k.reject(ctx, p, reason, msg)
+				return
+			}
+		}
+		if ok, reason, msg := AdmitGeneral(k.node(), k.activePodsLocked(), p); !ok {
 			k.reject(ctx, p, reason, msg)
 			return
 		}
@@ -209,6 +248,10 @@ func (k *Kubelet) reject(ctx context.Context, p *corev1.Pod, reason, msg string)
 func (k *Kubelet) ActivePods() []*corev1.Pod {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	return k.activePodsLocked()
+}
+
+func (k *Kubelet) activePodsLocked() []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, w := range k.workers {
 		if p := w.Pod(); !w.Finished() && p.DeletionTimestamp == nil {
