@@ -111,9 +111,10 @@ spec:
 `
 
 // dnsRecordsManifest is what the spec's table is asked about on the
-// running cluster: a headless Service with a StatefulSet-style pod
-// (hostname and subdomain; its dnsPolicy None with a dnsConfig of its
-// own), a ClusterIP Service with a named port, an ExternalName Service.
+// running cluster: a headless Service with a StatefulSet's pod db-0 (the
+// controller gives it hostname db-0 and subdomain db; its dnsPolicy None
+// with a dnsConfig of its own), a ClusterIP Service with a named port, an
+// ExternalName Service.
 const dnsRecordsManifest = `apiVersion: v1
 kind: Service
 metadata:
@@ -124,27 +125,32 @@ spec:
   ports:
   - {name: pg, port: 5432, protocol: TCP}
 ---
-apiVersion: v1
-kind: Pod
+apiVersion: apps/v1
+kind: StatefulSet
 metadata:
-  name: db-0
-  labels: {app: db}
+  name: db
 spec:
-  hostname: db-0
-  subdomain: db
-  terminationGracePeriodSeconds: 1
-  dnsPolicy: None
-  dnsConfig:
-    nameservers: [192.0.2.99]
-    searches: [example.test]
-    options:
-    - {name: ndots, value: "1"}
-  containers:
-  - name: db
-    image: busybox
-    command: ["sleep", "3600"]
-    ports:
-    - {name: pg, containerPort: 5432}
+  serviceName: db
+  replicas: 1
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      terminationGracePeriodSeconds: 1
+      dnsPolicy: None
+      dnsConfig:
+        nameservers: [192.0.2.99]
+        searches: [example.test]
+        options:
+        - {name: ndots, value: "1"}
+      containers:
+      - name: db
+        image: busybox
+        command: ["sleep", "3600"]
+        ports:
+        - {name: pg, containerPort: 5432}
 ---
 apiVersion: v1
 kind: Service
