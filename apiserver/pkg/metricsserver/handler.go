@@ -213,8 +213,9 @@ func (s *Server) getPod(w http.ResponseWriter, r *http.Request, namespace, name 
 }
 
 // serializerFor picks the encoding of the Accept header: the first clause
-// served (JSON, YAML or protobuf; a clause asking for another kind, such
-// as a Table, is passed over); JSON when the header is empty or says */*.
+// served (JSON, YAML or protobuf; a clause asking for another kind is
+// passed over; a Table is wantsTable's); JSON when the header is empty or
+// says */*.
 func serializerFor(accept string) (runtime.SerializerInfo, bool) {
 	infos := codecs.SupportedMediaTypes()
 	find := func(mt string) (runtime.SerializerInfo, bool) {
@@ -245,6 +246,16 @@ func serializerFor(accept string) (runtime.SerializerInfo, bool) {
 }
 
 func writeObject(w http.ResponseWriter, r *http.Request, obj runtime.Object) {
+	if wantsTable(r.Header.Get("Accept")) {
+		t, err := table(obj, r.URL.Query().Get("includeObject"))
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		info, _ := serializerFor("")
+		write(w, info, http.StatusOK, t)
+		return
+	}
 	info, ok := serializerFor(r.Header.Get("Accept"))
 	if !ok {
 		writeError(w, r, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", schema.GroupResource{}, "",

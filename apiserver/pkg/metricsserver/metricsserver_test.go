@@ -342,10 +342,10 @@ func TestNegotiation(t *testing.T) {
 	if l := obj.(*metricsv1beta1.NodeMetricsList); len(l.Items) != 1 || l.Items[0].Usage.Cpu().MilliValue() != 1500 {
 		t.Errorf("protobuf list = %+v", l)
 	}
-	// kubectl get asks for a Table first; the plain JSON clause is served.
-	code, body = f.get(t, "/apis/metrics.k8s.io/v1beta1/nodes", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+	// A Table clause not understood is passed over for the next.
+	code, body = f.get(t, "/apis/metrics.k8s.io/v1beta1/nodes", "application/json;as=Table;v=v9;g=meta.k8s.io,application/json")
 	if code != http.StatusOK || !strings.Contains(string(body), `"kind":"NodeMetricsList"`) {
-		t.Errorf("table then json: %d %s", code, body)
+		t.Errorf("unknown table version then json: %d %s", code, body)
 	}
 	if code, body = f.get(t, "/apis/metrics.k8s.io/v1beta1/nodes", "text/html"); code != http.StatusNotAcceptable {
 		t.Errorf("text/html: %d %s, want 406", code, body)
@@ -393,5 +393,39 @@ func TestStartScrapesEveryResolution(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTable: kubectl get podmetrics and nodemetrics get metrics-server's
+// table: name, cpu and memory (a pod's summed over its containers),
+// window, and each row's metadata.
+func TestTable(t *testing.T) {
+	f := newFixture()
+	f.scrapeTwice(t)
+	const accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+	code, body := f.get(t, "/apis/metrics.k8s.io/v1beta1/namespaces/ns/pods", accept)
+	tab := decodeJSON[metav1.Table](t, body)
+	if code != http.StatusOK || tab.Kind != "Table" || len(tab.ColumnDefinitions) != 4 || tab.ColumnDefinitions[1].Name != "cpu" || len(tab.Rows) != 1 {
+		t.Fatalf("pods table: %d %s", code, body)
+	}
+	// c burns 500m and side none: the pod's sum.
+	if cells := tab.Rows[0].Cells; cells[0] != "burn" || cells[1] != "500m" || cells[2] != "6145Ki" || cells[3] != "2s" {
+		t.Errorf("row = %v", cells)
+	}
+	var meta metav1.PartialObjectMetadata
+	if err := json.Unmarshal(tab.Rows[0].Object.Raw, &meta); err != nil || meta.Kind != "PartialObjectMetadata" || meta.Namespace != "ns" || meta.Labels["app"] != "burn" {
+		t.Errorf("row object = %s (%v)", tab.Rows[0].Object.Raw, err)
+	}
+	code, body = f.get(t, "/apis/metrics.k8s.io/v1beta1/nodes/n1?includeObject=Object", accept)
+	tab = decodeJSON[metav1.Table](t, body)
+	if code != http.StatusOK || len(tab.Rows) != 1 || tab.Rows[0].Cells[1] != "1500m" || !strings.Contains(string(tab.Rows[0].Object.Raw), `"kind":"NodeMetrics"`) {
+		t.Errorf("node table with objects: %d %s", code, body)
+	}
+	code, body = f.get(t, "/apis/metrics.k8s.io/v1beta1/nodes?includeObject=None", accept)
+	if tab = decodeJSON[metav1.Table](t, body); code != http.StatusOK || len(tab.Rows) != 1 || tab.Rows[0].Object.Raw != nil {
+		t.Errorf("node table without objects: %d %s", code, body)
+	}
+	if code, body = f.get(t, "/apis/metrics.k8s.io/v1beta1/nodes?includeObject=All", accept); code != http.StatusBadRequest {
+		t.Errorf("includeObject=All: %d %s, want 400", code, body)
 	}
 }

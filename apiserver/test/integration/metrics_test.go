@@ -176,6 +176,13 @@ func TestMetricsAPI(t *testing.T) {
 	if out, code := kubectl(t, c, ts, "top", "nodes"); code != 0 || rowOf(out, "metrics-node") == "" {
 		t.Errorf("kubectl top nodes: %d\n%s", code, out)
 	}
+	// kubectl get: metrics-server's table columns.
+	if out, code := kubectl(t, c, ts, "get", "podmetrics", "-n", "default"); code != 0 || !strings.Contains(out, "CPU") || !strings.Contains(out, "WINDOW") || rowOf(out, "db") == "" {
+		t.Errorf("kubectl get podmetrics: %d\n%s", code, out)
+	}
+	if out, code := kubectl(t, c, ts, "get", "nodemetrics", "metrics-node", "-o", "name"); code != 0 || strings.TrimSpace(out) != "nodemetrics.metrics.k8s.io/metrics-node" {
+		t.Errorf("kubectl get nodemetrics -o name: %d\n%s", code, out)
+	}
 
 	// RBAC: a user reads metrics once bound to the reader role.
 	userCfg := rest.AnonymousClientConfig(ts.AdminConfig)
