@@ -39,7 +39,9 @@ func ClientConfig(ctx context.Context, o *Options) (*rest.Config, error) {
 			return nil, err
 		}
 	}
-	m, err := kubeletcert.NewClientManager(o.CertDir, o.NodeName, func(current *tls.Certificate) (kubernetes.Interface, error) {
+	tc := cfg.TLSClientConfig
+	first := kubeletcert.ClientSource{CertFile: tc.CertFile, KeyFile: tc.KeyFile, CertData: tc.CertData, KeyData: tc.KeyData}
+	m, err := kubeletcert.NewClientManager(o.CertDir, o.NodeName, first, func(current *tls.Certificate) (kubernetes.Interface, error) {
 		if current == nil && bootstrap != nil {
 			return kubernetes.NewForConfig(bootstrap)
 		}
@@ -49,7 +51,7 @@ func ClientConfig(ctx context.Context, o *Options) (*rest.Config, error) {
 		return nil, err
 	}
 	if m.Current() == nil {
-		return nil, fmt.Errorf("--rotate-certificates: no client certificate in %s (start with --bootstrap-kubeconfig to get one)", o.CertDir)
+		return nil, fmt.Errorf("--rotate-certificates: no client certificate in %s nor in --kubeconfig (start with --bootstrap-kubeconfig to get one)", o.CertDir)
 	}
 	if err := kubeletcert.UpdateTransport(ctx, cfg, m, o.CertRotationCheckPeriod); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/certificate"
 )
@@ -180,5 +182,43 @@ func TestDigestedNameIsStable(t *testing.T) {
 	d, _ := digestedName(key.Public(), NodeSubject("n2"), clientUsages(key))
 	if a != b || a == c || a == d || len(a) < len("node-csr-")+10 {
 		t.Errorf("names: %s %s %s %s", a, b, c, d)
+	}
+}
+
+func TestClientManagerStartsFromTheKubeconfigsCertificate(t *testing.T) {
+	ca := newCA(t)
+	dir := t.TempDir()
+	c, k := ca.issue(t, "system:node:n1", 9, time.Now().Add(time.Hour))
+	certFile, keyFile := filepath.Join(dir, "given.crt"), filepath.Join(dir, "given.key")
+	if err := os.WriteFile(certFile, c, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, k, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noClient := func(*tls.Certificate) (kubernetes.Interface, error) { return nil, errors.New("no API server in this test") }
+	tests := []struct {
+		name   string
+		source ClientSource
+		want   bool
+	}{
+		{name: "files", source: ClientSource{CertFile: certFile, KeyFile: keyFile}, want: true},
+		{name: "data", source: ClientSource{CertData: c, KeyData: k}, want: true},
+		{name: "nothing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := NewClientManager(filepath.Join(t.TempDir(), "pki"), "n1", tt.source, noClient)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur := m.Current()
+			if (cur != nil) != tt.want {
+				t.Fatalf("current = %v, want one: %v", cur != nil, tt.want)
+			}
+			if cur != nil && cur.Leaf.SerialNumber.Int64() != 9 {
+				t.Errorf("current serial = %v", cur.Leaf.SerialNumber)
+			}
+		})
 	}
 }

@@ -13,23 +13,33 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// ClientSource is where the first client certificate comes from when the
+// certificate directory has none yet: the kubeconfig's files or data (as
+// upstream's kubelet starts rotating a certificate it was given).
+type ClientSource struct {
+	CertFile, KeyFile string
+	CertData, KeyData []byte
+}
+
 // NewClientManager is the rotation of the node's client certificate, kept
 // in certDir as LoadClientCert keeps it. newClient gives the client to ask
 // with: the current certificate's when there is one.
-func NewClientManager(certDir, nodeName string, newClient func(current *tls.Certificate) (kubernetes.Interface, error)) (certificate.Manager, error) {
-	store, err := certificate.NewFileStore(ClientPairPrefix, certDir, certDir, "", "")
+func NewClientManager(certDir, nodeName string, first ClientSource, newClient func(current *tls.Certificate) (kubernetes.Interface, error)) (certificate.Manager, error) {
+	store, err := certificate.NewFileStore(ClientPairPrefix, certDir, certDir, first.CertFile, first.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("the certificate store in %s: %w", certDir, err)
 	}
 	subject := NodeSubject(nodeName)
 	return certificate.NewManager(&certificate.Config{
-		ClientsetFn:      func(current *tls.Certificate) (kubernetes.Interface, error) { return newClient(current) },
-		Template:         &x509.CertificateRequest{Subject: subject},
-		SignerName:       certificatesv1.KubeAPIServerClientKubeletSignerName,
-		GetUsages:        clientUsages,
-		CertificateStore: store,
-		Name:             "kubelet",
-		Logf:             klog.V(2).Infof,
+		ClientsetFn:             func(current *tls.Certificate) (kubernetes.Interface, error) { return newClient(current) },
+		Template:                &x509.CertificateRequest{Subject: subject},
+		SignerName:              certificatesv1.KubeAPIServerClientKubeletSignerName,
+		GetUsages:               clientUsages,
+		CertificateStore:        store,
+		BootstrapCertificatePEM: first.CertData,
+		BootstrapKeyPEM:         first.KeyData,
+		Name:                    "kubelet",
+		Logf:                    klog.V(2).Infof,
 	})
 }
 
