@@ -34,7 +34,9 @@ func TestHPAScalesUnderLoad(t *testing.T) {
 	})
 	ctx := context.Background()
 	labels := map[string]string{"app": "hpa-burn"}
-	cpu := func(s string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)} }
+	cpu := func(s string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)}
+	}
 	if _, err := c.client.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "burn"},
 		Spec: appsv1.DeploymentSpec{
