@@ -13,8 +13,9 @@
 //     points, a container that restarted (new start time) starts over, and
 //     a node whose scrape failed is left out until it has two points again;
 //   - it serves get and list of nodes, of pods in a namespace and of pods
-//     in every namespace, with label and field selectors, in JSON or
-//     protobuf, under the server's own authentication and authorization.
+//     in every namespace, with label and field selectors, in JSON, YAML or
+//     protobuf, or as metrics-server's Table for kubectl get, under the
+//     server's own authentication and authorization.
 //
 // Server.Handler serves the resource paths; Group and ResourceList are
 // what the server's discovery lists for the group. The package reads the
