@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -156,6 +157,26 @@ func TestHorizontalPodAutoscalerVersions(t *testing.T) {
 		out = mustKubectl(t, c, ts, "get", "horizontalpodautoscalers.v1.autoscaling", "from-v2", "-o", "jsonpath={.spec.maxReplicas} {.apiVersion}")
 		if out != "7 autoscaling/v1" {
 			t.Errorf("v1 through kubectl: %q", out)
+		}
+		// kubectl autoscale reads the target and creates an HPA for it.
+		if _, err := ts.Client.AppsV1().Deployments("default").Create(c, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "auto"},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "auto"}},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "auto"}},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if out := mustKubectl(t, c, ts, "autoscale", "deployment", "auto", "--cpu-percent=60", "--min=2", "--max=4"); !strings.Contains(out, "horizontalpodautoscaler.autoscaling/auto autoscaled") {
+			t.Errorf("kubectl autoscale: %s", out)
+		}
+		h, err := v2c.Get(c, "auto", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ptr.Deref(h.Spec.MinReplicas, 0) != 2 || h.Spec.MaxReplicas != 4 || h.Spec.ScaleTargetRef.Kind != "Deployment" ||
+			len(h.Spec.Metrics) != 1 || ptr.Deref(h.Spec.Metrics[0].Resource.Target.AverageUtilization, 0) != 60 {
+			t.Errorf("kubectl autoscale made %+v", h.Spec)
 		}
 	})
 }
