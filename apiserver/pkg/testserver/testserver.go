@@ -81,6 +81,11 @@ func StartServer(dir string, customize func(*server.Options)) (*TestServer, erro
 	// admission plugin, which refuses pods whose service account is missing,
 	// is off unless a test turns it back on (clear DisableAdmissionPlugins).
 	opts.DisableAdmissionPlugins = []string{"ServiceAccount"}
+	// The built-in metrics.k8s.io would scrape every Ready node's kubelet
+	// at the address the Node names, and tests register nodes at addresses
+	// no test owns: off unless a test sets a resolution (its nodes' kubelets
+	// on loopback or in its own network namespace).
+	opts.MetricResolution = 0
 	if customize != nil {
 		customize(opts)
 	}
