@@ -47,6 +47,11 @@ func (s *Server) Handler(next http.Handler) http.Handler {
 	})
 }
 
+// notFound is the server's answer to a path it does not serve.
+func notFound() error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "get", schema.GroupResource{}, "", "the server could not find the requested resource", 0, false)
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, parts []string) {
 	var gr schema.GroupResource
 	var namespace, name string
@@ -58,17 +63,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parts []string) {
 	case len(parts) >= 3 && len(parts) <= 4 && parts[0] == "namespaces" && parts[1] != "" && parts[2] == "pods":
 		gr, namespace, parts = podMetricsResource, parts[1], parts[2:]
 	default:
-		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		writeError(w, r, notFound())
 		return
 	}
 	if len(parts) == 2 {
 		if name = parts[1]; name == "" {
-			writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			writeError(w, r, notFound())
 			return
 		}
 		if gr == podMetricsResource && namespace == "" {
 			// pods/<name> needs a namespace.
-			writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			writeError(w, r, notFound())
 			return
 		}
 	}
