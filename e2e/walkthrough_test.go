@@ -403,6 +403,16 @@ func TestWalkthrough(t *testing.T) {
 		t.Errorf("daemons = %v, want 8 (apiserver, controller-manager, scheduler, containerd, registry, proxy, dns, kubelet)", pids)
 	}
 
+	// An image the mirrors lack: ErrImagePull naming make up's mirror, the
+	// public registry never asked.
+	kubectl("run", "not-mirrored", "--image=nginx:1.27", "--restart=Never")
+	want := "pulling docker.io/library/nginx:1.27 from mirror http://127.0.0.1:5000/v2; the default endpoint https://registry-1.docker.io/v2 is disabled"
+	harness.Poll(t, 60*time.Second, "a Failed pull naming the mirror", func() (bool, string) {
+		got := kubectl("get", "events", "--field-selector", "involvedObject.name=not-mirrored,reason=Failed", "-o", "jsonpath={.items[*].message}")
+		return strings.Contains(got, want), got
+	})
+	kubectl("delete", "pod", "not-mirrored", "--grace-period=0")
+
 	// A pod answers through the Service.
 	out = step(1)
 	answer := regexp.MustCompile(`(?m)^v1 ((?:web|my-replicaset)-[a-z0-9-]+)$`).FindStringSubmatch(out)
