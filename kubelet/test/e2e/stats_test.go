@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"regexp"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,4 +114,47 @@ func TestStatsEndpoints(t *testing.T) {
 			t.Errorf("GET %s without a client certificate: %d %s, want 401", path, code, body)
 		}
 	}
+}
+
+// TestResourceMetricsTiming measures GET /metrics/resource on a real
+// kubelet running SKIFF_STATS_PODS pods (one sleeping container each),
+// through its HTTPS API as the API server asks: the runtime's container
+// listing, the cgroup reads and the encoding. It is skipped unless
+// SKIFF_STATS_PODS is set (docs/benchmarks.md):
+//
+//	cd kubelet && SKIFF_STATS_PODS=50 go test -run TestResourceMetricsTiming -v -count=1 ./test/e2e/
+func TestResourceMetricsTiming(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SKIFF_STATS_PODS"))
+	if n <= 0 {
+		t.Skip("set SKIFF_STATS_PODS to the number of pods")
+	}
+	e := setup(t)
+	k := e.startKubelet(t)
+	e.makeReady(t)
+	for i := 0; i < n; i++ {
+		e.createPod(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sleep-%d", i)},
+			Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: ptr.To[int64](1), AutomountServiceAccountToken: ptr.To(false),
+				Containers: []corev1.Container{{Name: "sleep", Image: "busybox", Command: []string{"sleep", "3600"}}},
+			},
+		})
+	}
+	api := e.apiClient(t, k, "apiserver-kubelet-client")
+	poll(t, time.Duration(n)*5*time.Second+time.Minute, "every pod in /metrics/resource", func() (bool, string) {
+		_, body := api.get(t, "/metrics/resource")
+		got := strings.Count(body, "\ncontainer_cpu_usage_seconds_total{")
+		return got == n, fmt.Sprintf("%d of %d containers", got, n)
+	})
+	var times []time.Duration
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		if code, body := api.get(t, "/metrics/resource"); code != http.StatusOK {
+			t.Fatalf("%d %s", code, body)
+		}
+		times = append(times, time.Since(start))
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	t.Logf("GET /metrics/resource with %d pods: min %s, median %s, max %s (20 requests)", n,
+		times[0].Round(100*time.Microsecond), times[len(times)/2].Round(100*time.Microsecond), times[len(times)-1].Round(100*time.Microsecond))
 }
