@@ -19,14 +19,16 @@ import (
 type JoinOptions struct {
 	join.Options
 	// BootstrapKubeconfig is where the kubelet's bootstrap kubeconfig is
-	// written.
+	// written; CAFile where the verified cluster CA is (the kubelet's
+	// --client-ca-file, as kubeadm join writes pki/ca.crt).
 	BootstrapKubeconfig string
+	CAFile              string
 }
 
 // NewJoinCommand returns skiffctl join: a new node's side of 'skiffctl token
 // create'.
 func NewJoinCommand() *cobra.Command {
-	o := &JoinOptions{BootstrapKubeconfig: "/etc/skiff/bootstrap-kubelet.kubeconfig"}
+	o := &JoinOptions{BootstrapKubeconfig: "/etc/skiff/bootstrap-kubelet.kubeconfig", CAFile: "/etc/skiff/pki/ca.crt"}
 	o.Timeout = 5 * time.Minute
 	cmd := &cobra.Command{
 		Use:   "join SERVER --token TOKEN --discovery-token-ca-cert-hash sha256:HASH",
@@ -48,6 +50,7 @@ func NewJoinCommand() *cobra.Command {
 	fs.BoolVar(&o.UnsafeSkipCAVerification, "discovery-token-unsafe-skip-ca-verification", false, "Trust the CA cluster-info holds without a hash to check it against.")
 	fs.DurationVar(&o.Timeout, "discovery-timeout", o.Timeout, "How long to wait for cluster-info to be signed for the token.")
 	fs.StringVar(&o.BootstrapKubeconfig, "bootstrap-kubeconfig", o.BootstrapKubeconfig, "Where to write the kubelet's bootstrap kubeconfig.")
+	fs.StringVar(&o.CAFile, "ca-file", o.CAFile, "Where to write the verified cluster CA (the kubelet's --client-ca-file); empty: not written.")
 	return cmd
 }
 
@@ -67,9 +70,19 @@ func (o *JoinOptions) Run(ctx context.Context, out io.Writer, server string) err
 	if err := clientcmd.WriteToFile(*join.BootstrapKubeconfig(res, o.Token), o.BootstrapKubeconfig); err != nil {
 		return fmt.Errorf("writing the bootstrap kubeconfig: %w", err)
 	}
+	clientCA := ""
+	if o.CAFile != "" {
+		if err := os.MkdirAll(filepath.Dir(o.CAFile), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.CAFile, res.CA, 0o644); err != nil {
+			return fmt.Errorf("writing the cluster CA: %w", err)
+		}
+		clientCA = " --client-ca-file=" + o.CAFile
+	}
 	_, err = fmt.Fprintf(out, "The cluster at %s is verified; the bootstrap kubeconfig is %s.\n"+
 		"Start the kubelet with it to join:\n"+
-		"  skiff-kubelet --bootstrap-kubeconfig=%s --kubeconfig=/etc/skiff/kubelet.kubeconfig --rotate-certificates\n",
-		res.Server, o.BootstrapKubeconfig, o.BootstrapKubeconfig)
+		"  skiff-kubelet --bootstrap-kubeconfig=%s --kubeconfig=/etc/skiff/kubelet.kubeconfig --rotate-certificates%s\n",
+		res.Server, o.BootstrapKubeconfig, o.BootstrapKubeconfig, clientCA)
 	return err
 }

@@ -54,13 +54,15 @@ func TestTLSBootstrap(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bootstrap := filepath.Join(dir, "bootstrap-kubelet.kubeconfig")
-	skiffctl(append(joinCmd[1:], "--bootstrap-kubeconfig", bootstrap, "--discovery-timeout", "30s")...)
+	skiffctl(append(joinCmd[1:], "--bootstrap-kubeconfig", bootstrap, "--ca-file", filepath.Join(dir, "ca.crt"), "--discovery-timeout", "30s")...)
 
 	e.customize = func(o *app.Options) {
 		o.Kubeconfig = filepath.Join(dir, "kubelet.kubeconfig")
 		o.BootstrapKubeconfig = bootstrap
 		o.CertDir = filepath.Join(dir, "pki")
 		o.RotateCertificates = true
+		// The CA the join verified, for the kubelet's own API.
+		o.ClientCAFile = filepath.Join(dir, "ca.crt")
 	}
 	e.startKubelet(t)
 	e.makeReady(t)

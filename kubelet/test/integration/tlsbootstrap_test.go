@@ -130,9 +130,13 @@ func testJoinWithToken(t *testing.T, ts *testserver.TestServer) {
 	dir := t.TempDir()
 	bootstrapPath := filepath.Join(dir, "bootstrap-kubelet.kubeconfig")
 	// The node's side, exactly as printed.
-	joinOut := skiffctl(t, ctx, append(fields[1:], "--bootstrap-kubeconfig", bootstrapPath, "--discovery-timeout", "30s")...)
-	if !strings.Contains(joinOut, "verified") {
+	caPath := filepath.Join(dir, "pki", "ca.crt")
+	joinOut := skiffctl(t, ctx, append(fields[1:], "--bootstrap-kubeconfig", bootstrapPath, "--ca-file", caPath, "--discovery-timeout", "30s")...)
+	if !strings.Contains(joinOut, "verified") || !strings.Contains(joinOut, "--client-ca-file="+caPath) {
 		t.Errorf("join printed %q", joinOut)
+	}
+	if got, want := leaf(t, caPath), leaf(t, certs.CertFile(ts.PKIDir, "ca")); !got.Equal(want) {
+		t.Errorf("join wrote CA %s, want the cluster's %s", got.Subject, want.Subject)
 	}
 
 	// A wrong CA hash is refused, and so is a wrong token.
@@ -140,12 +144,12 @@ func testJoinWithToken(t *testing.T, ts *testserver.TestServer) {
 	bad.SetOut(&bytes.Buffer{})
 	bad.SetErr(&bytes.Buffer{})
 	bad.SetArgs([]string{"join", ts.URL, "--token", token, "--discovery-token-ca-cert-hash", "sha256:" + strings.Repeat("ab", 32),
-		"--bootstrap-kubeconfig", filepath.Join(dir, "bad.kubeconfig"), "--discovery-timeout", "10s"})
+		"--bootstrap-kubeconfig", filepath.Join(dir, "bad.kubeconfig"), "--ca-file", "", "--discovery-timeout", "10s"})
 	if err := bad.ExecuteContext(ctx); err == nil || !strings.Contains(err.Error(), "hash") {
 		t.Errorf("join with a wrong CA hash: %v", err)
 	}
 	bad.SetArgs([]string{"join", ts.URL, "--token", token[:7] + strings.Repeat("z", 16), "--discovery-token-ca-cert-hash", fields[6],
-		"--bootstrap-kubeconfig", filepath.Join(dir, "bad.kubeconfig"), "--discovery-timeout", "10s"})
+		"--bootstrap-kubeconfig", filepath.Join(dir, "bad.kubeconfig"), "--ca-file", "", "--discovery-timeout", "10s"})
 	if err := bad.ExecuteContext(ctx); err == nil || !strings.Contains(err.Error(), "signature") {
 		t.Errorf("join with a wrong token secret: %v", err)
 	}
