@@ -196,7 +196,9 @@ func TestClientManagerStartsFromTheKubeconfigsCertificate(t *testing.T) {
 	if err := os.WriteFile(keyFile, k, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	noClient := func(*tls.Certificate) (kubernetes.Interface, error) { return nil, errors.New("no API server in this test") }
+	noClient := func(*tls.Certificate) (kubernetes.Interface, error) {
+		return nil, errors.New("no API server in this test")
+	}
 	tests := []struct {
 		name   string
 		source ClientSource
