@@ -126,6 +126,10 @@ func testJoinWithToken(t *testing.T, ts *testserver.TestServer) {
 		t.Fatalf("token create printed %q, want 'skiffctl join %s --token T --discovery-token-ca-cert-hash sha256:H'", out, ts.URL)
 	}
 	token := fields[4]
+	list := skiffctl(t, ctx, "--kubeconfig", ts.Kubeconfig, "token", "list")
+	if !strings.Contains(list, token[:6]) || !strings.Contains(list, "integration test") || !strings.Contains(list, "authentication,signing") {
+		t.Errorf("token list printed %q", list)
+	}
 
 	dir := t.TempDir()
 	bootstrapPath := filepath.Join(dir, "bootstrap-kubelet.kubeconfig")
@@ -254,6 +258,16 @@ func testJoinWithToken(t *testing.T, ts *testserver.TestServer) {
 	}
 	if _, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); err != nil {
 		t.Fatalf("reading the node after rotation: %v", err)
+	}
+
+	// Once joined, the token can go; the node keeps working on its own
+	// certificate.
+	skiffctl(t, ctx, "--kubeconfig", ts.Kubeconfig, "token", "delete", token[:6])
+	if _, err := ts.Client.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+token[:6], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after token delete: %v", err)
+	}
+	if err := heartbeat(ctx); err != nil {
+		t.Errorf("heartbeat after the token was deleted: %v", err)
 	}
 }
 
