@@ -35,7 +35,9 @@ func NewAPIResourcesCommand(f *cli.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, lists, err := d.ServerGroupsAndResources()
+			// As kubectl: each group's preferred version only (autoscaling
+			// lists v2, not also v1).
+			lists, err := d.ServerPreferredResources()
 			if err != nil && len(lists) == 0 {
 				return err
 			}
