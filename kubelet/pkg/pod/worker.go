@@ -419,6 +419,58 @@ func evictedStatus(st corev1.PodStatus, e *Eviction, now time.Time) corev1.PodSt
 	return st
 }
 
+// terminatedStatus is the final status of a pod whose containers were
+// stopped because it is being deleted, as upstream's getPhase for a
+// terminal pod: Succeeded when every container that ran exited 0, else
+// Failed (whatever the restart policy); a container still running is
+// counted as killed; nothing is ready. A phase already terminal stays.
+func terminatedStatus(st corev1.PodStatus, now time.Time) corev1.PodStatus {
+	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+		return st
+	}
+	st = *st.DeepCopy()
+	finished := metav1.NewTime(now)
+	succeeded := len(st.ContainerStatuses) > 0
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		cs.Ready, cs.Started = false, ptr.To(false)
+		switch {
+		case cs.State.Running != nil:
+			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: "Error", StartedAt: cs.State.Running.StartedAt, FinishedAt: finished, ContainerID: cs.ContainerID,
+			}}
+			succeeded = false
+		case cs.State.Terminated != nil:
+			succeeded = succeeded && cs.State.Terminated.ExitCode == 0
+		case cs.LastTerminationState.Terminated != nil:
+			// Stopped, waiting for a restart that will not come: its
+			// exit is its final state.
+			cs.State, cs.LastTerminationState = cs.LastTerminationState, corev1.ContainerState{}
+			succeeded = succeeded && cs.State.Terminated.ExitCode == 0
+		default:
+			// Never started (waiting): upstream counts it as failed.
+			succeeded = false
+		}
+	}
+	st.Phase = corev1.PodFailed
+	if succeeded {
+		st.Phase = corev1.PodSucceeded
+	}
+	reason := "PodFailed"
+	if succeeded {
+		reason = "PodCompleted"
+	}
+	for i := range st.Conditions {
+		if t := st.Conditions[i].Type; t == corev1.PodReady || t == corev1.ContainersReady {
+			if st.Conditions[i].Status != corev1.ConditionFalse {
+				st.Conditions[i].Status, st.Conditions[i].LastTransitionTime = corev1.ConditionFalse, finished
+			}
+			st.Conditions[i].Reason = reason
+		}
+	}
+	return st
+}
+
 // pastActiveDeadline says the pod has been active here (since its
 // startTime) for its activeDeadlineSeconds or longer.
 func (w *Worker) pastActiveDeadline(pod *corev1.Pod) bool {
@@ -477,6 +529,26 @@ func (w *Worker) terminate(ctx context.Context, removed bool) bool {
 	s.GracePeriod = GracePeriod(s.Pod)
 	logger.V(2).Info("Terminating pod", "gracePeriod", s.GracePeriod)
 	w.running.Store(false)
+	if !removed && !w.terminal {
+		// As upstream's kubelet: the containers stop within the grace
+		// period, then the pod's final status (terminal phase, the
+		// containers' exits) is written before the object goes, so that
+		// what waits on it (a Job's finalizer, its pod failure policy)
+		// sees how the pod ended.
+		if err := w.cfg.Lifecycle.Release(ctx, s); err != nil {
+			// What failed is retried by the teardown below.
+			logger.Error(err, "Stopping the pod")
+		}
+		if err := w.refresh(ctx); err != nil {
+			logger.Error(err, "Listing the pod's containers")
+			return false
+		}
+		if err := w.send(ctx, s.Pod, terminatedStatus(w.computeStatus(), s.Now)); err != nil {
+			logger.Error(err, "Updating the final status of a pod being deleted; will retry")
+			return false
+		}
+		w.setTerminal()
+	}
 	if err := w.cfg.Lifecycle.Destroy(ctx, s); err != nil {
 		logger.Error(err, "Tearing down the pod; will retry")
 		return false

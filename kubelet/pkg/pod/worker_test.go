@@ -697,3 +697,58 @@ func TestWorkerActiveDeadlineLowered(t *testing.T) {
 		t.Errorf("status = %s %q", st.Phase, st.Reason)
 	}
 }
+
+// A pod being deleted gets its final status (its containers' exits, a
+// terminal phase) before its object is deleted, as upstream's kubelet
+// writes it: what waits on the pod (a Job's finalizer) sees how it ended.
+func TestWorkerDeletionWritesFinalStatus(t *testing.T) {
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	h := newHarness(p)
+	h.sync(t)
+	d := p.DeepCopy()
+	now := metav1.NewTime(h.clock.Now())
+	d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To[int64](1)
+	h.w.Update(d)
+	if !h.sync(t) {
+		t.Fatal("worker did not finish")
+	}
+	st := h.status.last()
+	if st.Phase != corev1.PodFailed {
+		t.Errorf("final phase = %s, want Failed", st.Phase)
+	}
+	if len(st.ContainerStatuses) != 1 || st.ContainerStatuses[0].State.Terminated == nil ||
+		st.ContainerStatuses[0].State.Terminated.ExitCode != 137 || st.ContainerStatuses[0].Ready {
+		t.Errorf("final container status = %+v", st.ContainerStatuses)
+	}
+	for _, c := range st.Conditions {
+		if (c.Type == corev1.PodReady || c.Type == corev1.ContainersReady) && c.Status != corev1.ConditionFalse {
+			t.Errorf("condition %s = %s after termination", c.Type, c.Status)
+		}
+	}
+	if h.status.deleted != 1 {
+		t.Errorf("deletes = %d, want 1", h.status.deleted)
+	}
+}
+
+func TestTerminatedStatusPhase(t *testing.T) {
+	term := func(code int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}
+	}
+	tests := []struct {
+		name string
+		st   corev1.PodStatus
+		want corev1.PodPhase
+	}{
+		{name: "every container exited 0", st: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{term(0), term(0)}}, want: corev1.PodSucceeded},
+		{name: "one failed", st: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{term(0), term(143)}}, want: corev1.PodFailed},
+		{name: "one never started", st: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}}}}, want: corev1.PodFailed},
+		{name: "already succeeded", st: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{term(1)}}, want: corev1.PodSucceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := terminatedStatus(tt.st, time.Now()).Phase; got != tt.want {
+				t.Errorf("phase = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
