@@ -192,7 +192,9 @@ start apiserver "$BIN/skiff-apiserver" \
 	--proxy-client-cert-file "$SKIFF_HOME/pki/front-proxy-client.crt" \
 	--proxy-client-key-file "$SKIFF_HOME/pki/front-proxy-client.key" \
 	--requestheader-client-ca-file "$SKIFF_HOME/pki/front-proxy-ca.crt" \
-	--requestheader-allowed-names front-proxy-client
+	--requestheader-allowed-names front-proxy-client \
+	--enable-bootstrap-token-auth \
+	--anonymous-auth
 wait_for apiserver 60 "the API server is not ready" \
 	curl -fsS --cacert "$SKIFF_HOME/pki/ca.crt" "https://127.0.0.1:$PORT/readyz"
 log "API server ready at https://127.0.0.1:$PORT"
@@ -203,7 +205,10 @@ start controller-manager "$BIN/skiff-controller-manager" \
 	--secure-port 10257 \
 	--client-ca-file "$SKIFF_HOME/pki/ca.crt" \
 	--root-ca-file "$SKIFF_HOME/pki/ca.crt" \
-	--cluster-cidr "$CLUSTER_CIDR"
+	--cluster-cidr "$CLUSTER_CIDR" \
+	--cluster-signing-cert-file "$SKIFF_HOME/pki/ca.crt" \
+	--cluster-signing-key-file "$SKIFF_HOME/pki/ca.key" \
+	--controllers '*,bootstrapsigner,tokencleaner'
 wait_for controller-manager 30 "the controller manager is not healthy" curl -fsSk https://127.0.0.1:10257/healthz
 
 start scheduler "$BIN/skiff-scheduler" \
