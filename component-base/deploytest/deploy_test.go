@@ -1,7 +1,6 @@
 package deploytest
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -18,62 +17,6 @@ import (
 )
 
 const etcdBinary = "/usr/bin/etcd" // Debian's etcd-server
-
-// repo is the repository's root, two levels above this package.
-var repo = filepath.Join("..", "..")
-
-// daemons are the skiff daemons with a unit and a flags file each.
-var daemons = []string{"apiserver", "controller-manager", "scheduler", "kubelet", "proxy", "dns"}
-
-// unit is a parsed systemd unit file.
-type unit struct {
-	name string
-	// keys maps "Section.Key" to its values, in order.
-	keys map[string][]string
-	// execLines are the lines of ExecStart=, continuation lines split.
-	execLines []string
-}
-
-func readUnit(t *testing.T, path string) *unit {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unit{name: filepath.Base(path), keys: map[string][]string{}}
-	section, continuing, key := "", false, ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if continuing {
-			continuing = strings.HasSuffix(line, "\\")
-			line = strings.TrimSpace(strings.TrimSuffix(line, "\\"))
-			if key == "Service.ExecStart" {
-				u.execLines = append(u.execLines, line)
-			}
-			continue
-		}
-		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";") {
-			continue
-		}
-		if strings.HasPrefix(line, "[") {
-			section = strings.Trim(line, "[]")
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			t.Fatalf("%s: line %q is not KEY=VALUE", path, line)
-		}
-		key = section + "." + k
-		continuing = strings.HasSuffix(v, "\\")
-		v = strings.TrimSpace(strings.TrimSuffix(v, "\\"))
-		u.keys[key] = append(u.keys[key], v)
-		if key == "Service.ExecStart" {
-			u.execLines = append(u.execLines, v)
-		}
-	}
-	return u
-}
 
 // flagLine matches a flag in pflag's --help: "  -v, --v Level   text" or
 // "      --name string   text" or "      --enable   text" (a bool).
