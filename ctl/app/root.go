@@ -56,6 +56,8 @@ func NewSkiffctlCommand() *cobra.Command {
 		NewWaitCommand(f),
 		NewRolloutCommand(f),
 		NewLogsCommand(f),
+		NewTraceCommand(f),
+		NewWhyCommand(f),
 		NewTokenCommand(f),
 		NewJoinCommand(),
 		NewCompletionCommand(),

@@ -1,0 +1,154 @@
+package trace
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Collect reads through the API what Build needs for the pods that ref
+// names: pod/NAME, rs/NAME (replicaset) or deployment/NAME (deploy); the
+// pods of a ReplicaSet or Deployment come sorted by creation.
+func Collect(ctx context.Context, cs kubernetes.Interface, ns, ref string) ([]Input, error) {
+	kind, name, ok := strings.Cut(ref, "/")
+	if !ok || name == "" || kind == "" {
+		return nil, fmt.Errorf("%q: name a pod, ReplicaSet or Deployment as TYPE/NAME, e.g. pod/web-1, rs/web-7d4b9, deployment/web", ref)
+	}
+	var pods []corev1.Pod
+	var events []corev1.Event
+	list := func(sel fields.Set) error {
+		opts := metav1.ListOptions{}
+		if sel != nil {
+			opts.FieldSelector = sel.AsSelector().String()
+		}
+		l, err := cs.CoreV1().Events(ns).List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		events = append(events, l.Items...)
+		return nil
+	}
+	switch strings.ToLower(kind) {
+	case "pod", "pods", "po":
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		pods = []corev1.Pod{*p}
+		if err := list(fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}); err != nil {
+			return nil, err
+		}
+		if o := metav1.GetControllerOf(p); o != nil {
+			if err := list(fields.Set{"involvedObject.kind": o.Kind, "involvedObject.name": o.Name}); err != nil {
+				return nil, err
+			}
+		}
+	case "replicaset", "replicasets", "rs", "deployment", "deployments", "deploy":
+		var owners []types.UID
+		if k := strings.ToLower(kind); strings.HasPrefix(k, "deploy") {
+			d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			for _, rs := range rss.Items {
+				if o := metav1.GetControllerOf(&rs); o != nil && o.UID == d.UID {
+					owners = append(owners, rs.UID)
+				}
+			}
+		} else {
+			rs, err := cs.AppsV1().ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			owners = []types.UID{rs.UID}
+		}
+		all, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range all.Items {
+			if o := metav1.GetControllerOf(&p); o != nil && containsUID(owners, o.UID) {
+				pods = append(pods, p)
+			}
+		}
+		sort.SliceStable(pods, func(i, j int) bool {
+			return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp) ||
+				pods[i].CreationTimestamp.Equal(&pods[j].CreationTimestamp) && pods[i].Name < pods[j].Name
+		})
+		if err := list(nil); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%q: skiffctl trace follows pods, ReplicaSets (rs) and Deployments, not %q", ref, kind)
+	}
+	slices, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	owners := map[types.UID]*metav1.ObjectMeta{}
+	var out []Input
+	for i := range pods {
+		p := &pods[i]
+		in := Input{Pod: p, Events: eventsOf(events, "Pod", p.Name, p.UID), Slices: slices.Items}
+		if o := metav1.GetControllerOf(p); o != nil {
+			in.OwnerKind, in.OwnerName = o.Kind, o.Name
+			m, seen := owners[o.UID]
+			if !seen && o.Kind == "ReplicaSet" {
+				if rs, err := cs.AppsV1().ReplicaSets(ns).Get(ctx, o.Name, metav1.GetOptions{}); err == nil && rs.UID == o.UID {
+					m = &rs.ObjectMeta
+				}
+				owners[o.UID] = m
+			}
+			if m != nil {
+				in.OwnerCreated = m.CreationTimestamp.Time
+			}
+			in.OwnerEvents = eventsOf(events, o.Kind, o.Name, o.UID)
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+// EventsOf lists a pod's events through the API.
+func EventsOf(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) ([]corev1.Event, error) {
+	l, err := cs.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": p.Name}.AsSelector().String()})
+	if err != nil {
+		return nil, err
+	}
+	return eventsOf(l.Items, "Pod", p.Name, p.UID), nil
+}
+
+// eventsOf keeps the events about this object (this UID: not an earlier
+// object of the same name).
+func eventsOf(evs []corev1.Event, kind, name string, uid types.UID) []corev1.Event {
+	var out []corev1.Event
+	for _, e := range evs {
+		o := e.InvolvedObject
+		if o.Kind == kind && o.Name == name && (o.UID == "" || o.UID == uid) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func containsUID(l []types.UID, u types.UID) bool {
+	for _, x := range l {
+		if x == u {
+			return true
+		}
+	}
+	return false
+}
+
