@@ -2,6 +2,7 @@ package pod
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,41 +19,67 @@ type ClaimReader interface {
 	Volume(ctx context.Context, name string) (*corev1.PersistentVolume, error)
 }
 
-// setUpClaim resolves a claim to its bound volume and the directory the
-// containers mount: the path of a hostPath or local volume (skiff mounts
-// no other kind). A claim not bound yet, being deleted, or of another pod
-// (an ephemeral claim) is an error the next sync retries, with upstream's
-// words. For a local volume the pod's fsGroup owns the directory, as
-// upstream's SetVolumeOwnership does (hostPath volumes are left as they
-// are, as upstream does).
-func (h *VolumesHook) setUpClaim(ctx context.Context, pod *corev1.Pod, name string, readOnly bool) (Volume, error) {
-	if h.Claims == nil {
-		return Volume{}, fmt.Errorf("persistentVolumeClaim volumes are not supported here")
+// processError is a claim that does not resolve to a volume, which
+// upstream's desired state populator reports as a volume it failed to
+// process (not one that failed to mount).
+type processError struct{ err error }
+
+func (e *processError) Error() string { return e.err.Error() }
+func (e *processError) Unwrap() error { return e.err }
+
+// claimVolume is the claim's bound volume, or upstream's
+// populator's error (createVolumeSpec, getPVCExtractPV, getPVSpec).
+func (h *VolumesHook) claimVolume(ctx context.Context, pod *corev1.Pod, name string) (*corev1.PersistentVolume, error) {
+	processing := func(err error) error {
+		return fmt.Errorf("error processing PVC %s/%s: %w", pod.Namespace, name, err)
 	}
 	pvc, err := h.Claims.Claim(ctx, pod.Namespace, name)
 	if err != nil {
-		return Volume{}, fmt.Errorf("error processing PVC %s/%s: %w", pod.Namespace, name, err)
+		return nil, processing(fmt.Errorf("failed to fetch PVC from API server: %w", err))
 	}
 	if pvc.DeletionTimestamp != nil {
-		return Volume{}, fmt.Errorf("can't start pod because PVC %s/%s is being deleted", pod.Namespace, name)
+		return nil, processing(errors.New("PVC is being deleted"))
 	}
-	if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.VolumeName == "" {
-		return Volume{}, fmt.Errorf("PVC %s/%s has non-bound phase (%q) or empty pvc.Spec.VolumeName (%q)",
-			pod.Namespace, name, pvc.Status.Phase, pvc.Spec.VolumeName)
+	if pvc.Status.Phase != corev1.ClaimBound {
+		return nil, processing(errors.New("PVC is not bound"))
+	}
+	if pvc.Spec.VolumeName == "" {
+		return nil, processing(errors.New("PVC has empty pvc.Spec.VolumeName"))
 	}
 	for _, v := range pod.Spec.Volumes {
 		if v.Ephemeral != nil && pod.Name+"-"+v.Name == name {
 			if ref := metav1.GetControllerOfNoCopy(pvc); ref == nil || ref.UID != pod.UID {
-				return Volume{}, fmt.Errorf("PVC %s/%s was not created for pod %s/%s (pod is not owner)", pod.Namespace, name, pod.Namespace, pod.Name)
+				return nil, fmt.Errorf("PVC %s/%s was not created for pod %s/%s (pod is not owner)", pod.Namespace, name, pod.Namespace, pod.Name)
 			}
 		}
 	}
 	pv, err := h.Claims.Volume(ctx, pvc.Spec.VolumeName)
 	if err != nil {
-		return Volume{}, fmt.Errorf("error processing PersistentVolume %s of PVC %s/%s: %w", pvc.Spec.VolumeName, pod.Namespace, name, err)
+		return nil, processing(fmt.Errorf("failed to fetch PV %s from API server: %w", pvc.Spec.VolumeName, err))
 	}
-	if pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != pvc.UID {
-		return Volume{}, fmt.Errorf("PersistentVolume %s is not bound to PVC %s/%s", pv.Name, pod.Namespace, name)
+	if pv.Spec.ClaimRef == nil {
+		return nil, processing(fmt.Errorf("found PV object %s but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim", pv.Name))
+	}
+	if pv.Spec.ClaimRef.UID != pvc.UID {
+		return nil, processing(fmt.Errorf("found PV object %s but its pv.Spec.ClaimRef.UID %s does not point to claim.UID %s", pv.Name, pv.Spec.ClaimRef.UID, pvc.UID))
+	}
+	return pv, nil
+}
+
+// setUpClaim resolves a claim to its bound volume and the directory the
+// containers mount: the path of a hostPath or local volume (skiff mounts
+// no other kind). A claim not bound yet, being deleted, or of another pod
+// (an ephemeral claim) is a processError the next sync retries, with
+// upstream's words. For a local volume the pod's fsGroup owns the
+// directory, as upstream's SetVolumeOwnership does (hostPath volumes are
+// left as they are, as upstream does).
+func (h *VolumesHook) setUpClaim(ctx context.Context, pod *corev1.Pod, name string, readOnly bool) (Volume, error) {
+	if h.Claims == nil {
+		return Volume{}, fmt.Errorf("persistentVolumeClaim volumes are not supported here")
+	}
+	pv, err := h.claimVolume(ctx, pod, name)
+	if err != nil {
+		return Volume{}, &processError{err}
 	}
 	switch {
 	case pv.Spec.HostPath != nil:

@@ -199,12 +199,14 @@ func Phase(policy corev1.RestartPolicy, statuses []corev1.ContainerStatus) corev
 	return corev1.PodPending
 }
 
-// conditions are upstream's (pkg/kubelet/status/generate.go): Initialized
+// conditions are upstream's (pkg/kubelet/status/generate.go):
+// PodReadyToStartContainers is False until the sandbox is made and the
+// volumes are set up (upstream mounts them first); Initialized
 // says which init containers are not done, ContainersReady and Ready which
 // containers are not ready, with upstream's reasons and messages.
 func conditions(s *State, st corev1.PodStatus) []corev1.PodCondition {
 	return []corev1.PodCondition{
-		condition(corev1.PodReadyToStartContainers, s.Sandbox != nil, "", ""),
+		condition(corev1.PodReadyToStartContainers, s.Sandbox != nil && !s.VolumesFailed(), "", ""),
 		initializedCondition(s.Pod, st),
 		containersReadyCondition(corev1.ContainersReady, s.Pod, st),
 		containersReadyCondition(corev1.PodReady, s.Pod, st),

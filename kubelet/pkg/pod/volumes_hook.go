@@ -64,6 +64,8 @@ type VolumesHook struct {
 
 // volumeState is the hook's record of one pod.
 type volumeState struct {
+	// failed: the last Prepare did not set every volume up.
+	failed      bool
 	refreshedAt time.Time
 	tokens      map[string]tokenState // by file path
 }
@@ -81,31 +83,68 @@ func (h *VolumesHook) podDir(s *State) string {
 }
 
 // Prepare sets every volume up; a failure is retried on the next sync.
+// Failures are FailedMount events with upstream's words: one per volume
+// that failed to mount ("MountVolume.SetUp failed ..."), and the pod's
+// summary ("Unable to attach or mount volumes: unmounted volumes=[...],
+// unattached volumes=[...], failed to process volumes=[...]: ..."), where
+// the volumes failed to process are the claims that do not resolve to a
+// bound volume yet. skiff attaches nothing, so no volume is unattached.
 func (h *VolumesHook) Prepare(ctx context.Context, s *State) error {
 	if s.Volumes == nil {
 		s.Volumes = map[string]Volume{}
 	}
 	var errs []error
+	var unmounted, unprocessed []string
 	for i := range s.Pod.Spec.Volumes {
 		v := &s.Pod.Spec.Volumes[i]
 		vol, err := h.setUp(ctx, s, v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("volume %q: %w", v.Name, err))
+			unmounted = append(unmounted, v.Name)
+			var pe *processError
+			if errors.As(err, &pe) {
+				unprocessed = append(unprocessed, v.Name)
+			} else {
+				h.event(s, "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
+			}
+			errs = append(errs, err)
 			continue
 		}
 		s.Volumes[v.Name] = vol
 	}
-	if err := h.etcFiles(s); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		if h.Recorder != nil {
-			h.Recorder.Event(s.Pod, corev1.EventTypeWarning, "FailedMount", err.Error())
+	vs := s.volumes()
+	vs.failed = len(errs) > 0
+	if vs.failed {
+		sort.Strings(unmounted)
+		sort.Strings(unprocessed)
+		msg := make([]string, len(errs))
+		for i, err := range errs {
+			msg[i] = err.Error()
 		}
+		err := fmt.Errorf("unmounted volumes=%v, unattached volumes=[], failed to process volumes=%v: %s",
+			unmounted, unprocessed, strings.Join(msg, "; "))
+		h.event(s, "Unable to attach or mount volumes: %v", err)
 		return err
 	}
-	s.volumes().refreshedAt = s.Now
+	if err := h.etcFiles(s); err != nil {
+		h.event(s, "%v", err)
+		return err
+	}
+	vs.refreshedAt = s.Now
 	return nil
+}
+
+// event records a FailedMount event on the pod.
+func (h *VolumesHook) event(s *State, format string, args ...any) {
+	if h.Recorder != nil {
+		h.Recorder.Eventf(s.Pod, corev1.EventTypeWarning, "FailedMount", format, args...)
+	}
+}
+
+// VolumesFailed says the pod's volumes did not all set up at its last
+// try: its containers cannot start, and upstream, which mounts volumes
+// before it makes the sandbox, reports PodReadyToStartContainers False.
+func (s *State) VolumesFailed() bool {
+	return s.volumeState != nil && s.volumeState.failed
 }
 
 func (s *State) volumes() *volumeState {
