@@ -123,6 +123,11 @@ require (
 	k8s.io/kube-aggregator v0.32.4
 )
 
-require k8s.io/cluster-bootstrap v0.32.4
+require (
+	github.com/cockroachdb/datadriven v1.0.2
+	k8s.io/cluster-bootstrap v0.32.4
+)
+
+require github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 
 replace skiff.dev/ctl => ../ctl
