@@ -115,7 +115,6 @@ require (
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.2
 	sigs.k8s.io/yaml v1.4.0
-	skiff.dev/ctl v0.0.0
 )
 
 require (
@@ -128,6 +127,9 @@ require (
 	k8s.io/cluster-bootstrap v0.32.4
 )
 
-require github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
-
-replace skiff.dev/ctl => ../ctl
+require (
+	github.com/blang/semver/v4 v4.0.0 // indirect
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+	k8s.io/component-base v0.32.4 // indirect
+	k8s.io/pod-security-admission v0.32.4
+)

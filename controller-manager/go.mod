@@ -20,7 +20,6 @@ require (
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
 	skiff.dev/apiserver v0.0.0
 	skiff.dev/component-base v0.0.0
-	skiff.dev/ctl v0.0.0
 	skiff.dev/scheduler v0.0.0
 )
 
@@ -121,6 +120,5 @@ require (
 replace (
 	skiff.dev/apiserver => ../apiserver
 	skiff.dev/component-base => ../component-base
-	skiff.dev/ctl => ../ctl
 	skiff.dev/scheduler => ../scheduler
 )

@@ -18,8 +18,8 @@ import (
 
 	"skiff.dev/apiserver/pkg/server"
 	"skiff.dev/apiserver/pkg/testserver"
+	"skiff.dev/component-base/certs"
 	cmapp "skiff.dev/controller-manager/app"
-	"skiff.dev/ctl/pkg/certs"
 	kubeletapp "skiff.dev/kubelet/app"
 	"skiff.dev/kubelet/test/harness"
 	schedapp "skiff.dev/scheduler/app"

@@ -28,8 +28,8 @@ import (
 	"gopkg.in/yaml.v2"
 
 	"skiff.dev/apiserver/pkg/server"
+	"skiff.dev/component-base/certs"
 	cmapp "skiff.dev/controller-manager/app"
-	"skiff.dev/ctl/pkg/certs"
 	dnsapp "skiff.dev/dns/app"
 	"skiff.dev/kubelet/test/harness"
 	proxyapp "skiff.dev/proxy/app"

@@ -441,3 +441,28 @@ func (c *etcdCluster) Process(m string) *Process { return c.procs[m] }
 
 // Processes are the members' processes.
 func (c *etcdCluster) Processes() []*Process { return c.list() }
+
+// StartProcess runs args (the first is the program) as a daemon named name,
+// its output in dir/name.log, stopped (SIGKILL) at the test's end.
+func StartProcess(t *testing.T, name, dir string, env []string, args ...string) *Process {
+	t.Helper()
+	p := &process{name: name, log: filepath.Join(dir, name+".log")}
+	log, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	p.cmd = exec.Command(args[0], args[1:]...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.exited = make(chan struct{})
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(p.stop)
+	return p
+}

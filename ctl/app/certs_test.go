@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/ktesting"
 
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 )
 
 // run executes skiffctl with args in-process and returns its standard output.

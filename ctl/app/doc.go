@@ -8,7 +8,7 @@
 // loading, clients, the discovery-backed RESTMapper, -v request logging) and
 // cli.Explain, which turns API and connection errors into messages a person
 // can act on. certs writes the cluster PKI and kubeconfigs through
-// skiff.dev/ctl/pkg/certs.
+// skiff.dev/component-base/certs.
 //
 // Verbs: certs, config (view, use-context, current-context, get-contexts),
 // get, describe, create, apply, delete, label, annotate, scale, edit,

@@ -18,7 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/server"
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 )
 
 // TestServer is a running API server.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 )
 
 func TestAuthentication(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/testserver"
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 )
 
 // clientAs returns a client authenticated by a fresh certificate for cn/orgs.

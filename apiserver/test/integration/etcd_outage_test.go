@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"skiff.dev/apiserver/pkg/server"
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 )
 
 const etcdBinary = "/usr/bin/etcd" // Debian package etcd-server

@@ -24,7 +24,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/testserver"
 	"skiff.dev/apiserver/pkg/testserver/fakekubelet"
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 )
 
 // kubeletFixture is a test server, a fake kubelet registered as node

@@ -22,7 +22,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/server"
 	"skiff.dev/apiserver/pkg/testserver"
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 )
 
 // metricsKubelet is a kubelet's /metrics/resource on loopback, with the

@@ -16,7 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 )
 
 // webhookServer is a real HTTPS admission webhook on loopback.

@@ -20,7 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"skiff.dev/apiserver/pkg/testserver"
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 )
 
 // writeKubeconfig writes a kubeconfig for server with the test CA and the

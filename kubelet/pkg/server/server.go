@@ -19,7 +19,7 @@ import (
 // Identities allowed to use the API.
 const (
 	// APIServerKubeletClientCN is the common name of the API server's
-	// client certificate for kubelets (ctl/pkg/certs).
+	// client certificate for kubelets (component-base/certs).
 	APIServerKubeletClientCN = "kube-apiserver-kubelet-client"
 	// MastersGroup is the cluster administrators' group.
 	MastersGroup = "system:masters"

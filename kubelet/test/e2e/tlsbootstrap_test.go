@@ -17,10 +17,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/server"
+	"skiff.dev/component-base/certs"
 	cmapp "skiff.dev/controller-manager/app"
 	"skiff.dev/controller-manager/test/integration/cmtest"
 	ctlapp "skiff.dev/ctl/app"
-	"skiff.dev/ctl/pkg/certs"
 	"skiff.dev/kubelet/app"
 )
 

@@ -25,10 +25,10 @@ import (
 
 	"skiff.dev/apiserver/pkg/server"
 	"skiff.dev/apiserver/pkg/testserver"
+	"skiff.dev/component-base/certs"
 	cmapp "skiff.dev/controller-manager/app"
 	"skiff.dev/controller-manager/test/integration/cmtest"
 	ctlapp "skiff.dev/ctl/app"
-	"skiff.dev/ctl/pkg/certs"
 	kubeletapp "skiff.dev/kubelet/app"
 	kubeletcert "skiff.dev/kubelet/pkg/certificate"
 )

@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"skiff.dev/apiserver/pkg/testserver"
-	"skiff.dev/ctl/pkg/certs"
+	"skiff.dev/component-base/certs"
 	"skiff.dev/scheduler/app"
 )
 

@@ -18,9 +18,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/testserver"
+	"skiff.dev/component-base/certs"
 	cmapp "skiff.dev/controller-manager/app"
 	"skiff.dev/controller-manager/test/integration/cmtest"
-	"skiff.dev/ctl/pkg/certs"
 )
 
 const timeout = 60 * time.Second

@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/transport"
 
 	"skiff.dev/apiserver/pkg/testserver"
+	"skiff.dev/component-base/certs"
 	cmapp "skiff.dev/controller-manager/app"
-	"skiff.dev/ctl/pkg/certs"
 )
 
 // Start starts one controller-manager replica with its own certificate
