@@ -23,6 +23,7 @@ func Collect(ctx context.Context, cs kubernetes.Interface, ns, ref string) ([]In
 	}
 	var pods []corev1.Pod
 	var events []corev1.Event
+	seen := map[string]bool{}
 	list := func(sel fields.Set) error {
 		opts := metav1.ListOptions{}
 		if sel != nil {
@@ -32,7 +33,12 @@ func Collect(ctx context.Context, cs kubernetes.Interface, ns, ref string) ([]In
 		if err != nil {
 			return err
 		}
-		events = append(events, l.Items...)
+		for _, e := range l.Items {
+			if !seen[e.Namespace+"/"+e.Name] {
+				seen[e.Namespace+"/"+e.Name] = true
+				events = append(events, e)
+			}
+		}
 		return nil
 	}
 	switch strings.ToLower(kind) {

@@ -46,7 +46,7 @@ func Why(p *corev1.Pod, events []corev1.Event, now time.Time) string {
 		if p.Status.Message != "" {
 			s += ": " + p.Status.Message
 		}
-		b = append(b, s+".")
+		b = append(b, sentence(s))
 	}
 	// Not scheduled.
 	if p.Spec.NodeName == "" {
@@ -64,7 +64,7 @@ func Why(p *corev1.Pod, events []corev1.Event, now time.Time) string {
 		} else {
 			s += "; no scheduler has reported on it yet (is the scheduler running?)"
 		}
-		return strings.Join(append(b, s+"."), " ")
+		return strings.Join(append(b, sentence(s)), " ")
 	}
 	// Scheduled: the kubelet's side.
 	statuses := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
@@ -85,7 +85,7 @@ func Why(p *corev1.Pod, events []corev1.Event, now time.Time) string {
 				s += ")"
 			}
 		}
-		b = append(b, s+".")
+		b = append(b, sentence(s))
 	}
 	if p.Status.StartTime == nil && p.Status.Phase == corev1.PodPending {
 		b = append(b, fmt.Sprintf("The kubelet on %s has not reported on it yet (no status.startTime).", p.Spec.NodeName))
@@ -95,14 +95,14 @@ func Why(p *corev1.Pod, events []corev1.Event, now time.Time) string {
 		if e := latest("FailedCreatePodSandBox", nil); e != nil {
 			s += ": " + e.Message
 		}
-		b = append(b, s+".")
+		b = append(b, sentence(s))
 	}
 	for _, cs := range statuses {
 		b = append(b, containerWhy(cs, evs, latest, now)...)
 	}
 	if len(statuses) == 0 {
 		if e := latest("Failed", nil); e != nil {
-			b = append(b, "The kubelet reports: "+e.Message+".")
+			b = append(b, sentence("The kubelet reports: "+e.Message))
 		}
 	}
 	return strings.Join(b, " ")
@@ -146,7 +146,7 @@ func containerWhy(cs corev1.ContainerStatus, evs []corev1.Event, latest func(str
 			} else if w.Message != "" {
 				s += ": " + w.Message
 			}
-			b = append(b, s+".")
+			b = append(b, sentence(s))
 		case "CrashLoopBackOff":
 			s := fmt.Sprintf("%s is crash-looping (CrashLoopBackOff, %d restart%s)", c, cs.RestartCount, plural(int(cs.RestartCount)))
 			if x := lastExit(); x != "" {
@@ -155,7 +155,7 @@ func containerWhy(cs corev1.ContainerStatus, evs []corev1.Event, latest func(str
 			if w.Message != "" {
 				s += "; " + w.Message
 			}
-			b = append(b, s+".")
+			b = append(b, sentence(s))
 		default:
 			s := fmt.Sprintf("%s is waiting (%s)", c, orDefault(w.Reason, "no reason given"))
 			if w.Message != "" {
@@ -164,7 +164,7 @@ func containerWhy(cs corev1.ContainerStatus, evs []corev1.Event, latest func(str
 			if x := lastExit(); x != "" {
 				s += "; " + x
 			}
-			b = append(b, s+".")
+			b = append(b, sentence(s))
 		}
 	case cs.State.Terminated != nil:
 		t := cs.State.Terminated
@@ -175,7 +175,7 @@ func containerWhy(cs corev1.ContainerStatus, evs []corev1.Event, latest func(str
 		if t.Message != "" {
 			s += ": " + strings.TrimSpace(t.Message)
 		}
-		b = append(b, s+".")
+		b = append(b, sentence(s))
 	case cs.State.Running != nil && !cs.Ready:
 		s := fmt.Sprintf("%s is running since %s but not ready", c, cs.State.Running.StartedAt.UTC().Format(time.RFC3339))
 		if e := latest("Unhealthy", nil); e != nil {
@@ -186,7 +186,7 @@ func containerWhy(cs corev1.ContainerStatus, evs []corev1.Event, latest func(str
 		if x := lastExit(); x != "" {
 			s += "; " + x
 		}
-		b = append(b, s+".")
+		b = append(b, sentence(s))
 	case cs.State.Running != nil && cs.RestartCount > 0:
 		if x := lastExit(); x != "" {
 			b = append(b, fmt.Sprintf("%s is running but has restarted %d time%s: %s.", c, cs.RestartCount, plural(int(cs.RestartCount)), x))
@@ -242,4 +242,13 @@ func sinceAgo(now, t time.Time) string {
 		return "just now"
 	}
 	return now.Sub(t).Round(time.Second).String() + " ago"
+}
+
+// sentence ends s with one full stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasSuffix(s, ".") {
+		return s
+	}
+	return s + "."
 }

@@ -1,0 +1,241 @@
+package trace
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+)
+
+var t0 = time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(d)) }
+
+func ev(name, reason, msg string, d time.Duration, uid types.UID) corev1.Event {
+	return corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: name + "." + reason + "." + d.String(), Namespace: "default"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: name, Namespace: "default", UID: uid},
+		Reason:         reason, Message: msg, FirstTimestamp: at(d), LastTimestamp: at(d), Count: 1,
+		Source: corev1.EventSource{Component: "kubelet"},
+	}
+}
+
+// runningPod is a pod with every record of the path, the kubelet's node
+// clock 0.5 s behind the control plane's.
+func runningPod() (*corev1.Pod, []corev1.Event, []corev1.Event) {
+	uid := types.UID("uid-web-1")
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: uid, CreationTimestamp: at(0),
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web", UID: "uid-rs", Controller: ptr.To(true)}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate}}},
+		Spec: corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{
+			{Name: "web", Image: "nginx:1", ReadinessProbe: &corev1.Probe{}},
+			{Name: "side", Image: "busybox:1"},
+		}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.5", StartTime: ptr.To(at(2 * time.Second)),
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at(9 * time.Second)},
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(time.Second)},
+				{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: at(3 * time.Second)},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: at(9 * time.Second)},
+			}},
+	}
+	// Deliberately out of order, as the API lists them.
+	evs := []corev1.Event{
+		ev("web-1", "Started", "Started container side", 8*time.Second, uid),
+		ev("web-1", "Pulled", `Successfully pulled image "nginx:1" in 2.1s`, 6*time.Second, uid),
+		ev("web-1", "Scheduled", "Successfully assigned default/web-1 to node-a", time.Second, uid),
+		ev("web-1", "Pulling", `Pulling image "nginx:1"`, 4*time.Second, uid),
+		ev("web-1", "Created", "Created container web", 6*time.Second, uid),
+		ev("web-1", "Started", "Started container web", 7*time.Second, uid),
+		ev("web-1", "Pulled", `Container image "busybox:1" already present on machine`, 7*time.Second, uid),
+		ev("web-1", "Created", "Created container side", 8*time.Second, uid),
+		// An event of an earlier pod of the same name: not this one's.
+		ev("web-1", "Started", "Started container web", -time.Hour, "uid-old"),
+	}
+	rsEv := []corev1.Event{{
+		InvolvedObject: corev1.ObjectReference{Kind: "ReplicaSet", Name: "web", UID: "uid-rs"},
+		Reason:         "SuccessfulCreate", Message: "Created pod: web-1", FirstTimestamp: at(0),
+		Source: corev1.EventSource{Component: "replicaset-controller"},
+	}}
+	return p, evs, rsEv
+}
+
+func stepNames(tr Trace) []string {
+	var n []string
+	for _, s := range tr.Steps {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
+func TestBuildOrdersStepsByCausality(t *testing.T) {
+	p, evs, rsEv := runningPod()
+	slice := discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-abcde", Labels: map[string]string{discoveryv1.LabelServiceName: "web"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "endpointslice-controller", Time: ptr.To(at(10 * time.Second))}}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "web-1", UID: p.UID}}},
+	}
+	other := discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Endpoints: []discoveryv1.Endpoint{{
+		TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "db-1", UID: "uid-db"}}}}
+	in := Input{Pod: p, Events: eventsOf(evs, "Pod", "web-1", p.UID), OwnerKind: "ReplicaSet", OwnerName: "web",
+		OwnerCreated: t0.Add(-time.Second), OwnerEvents: rsEv, Slices: []discoveryv1.EndpointSlice{other, slice}}
+	tr := Build(in)
+	want := []string{"replicaset stored", "pod stored", "created by controller", "scheduled", "seen by kubelet",
+		"sandbox and network ready", "image pull started", "image pulled", "container web created", "container web started",
+		"image found", "container side created", "container side started", "containers ready", "ready", "in service web endpoints"}
+	if got := stepNames(tr); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("steps:\n got %q\nwant %q", got, want)
+	}
+	if len(tr.Missing) != 0 {
+		t.Errorf("missing: %q", tr.Missing)
+	}
+	var sum time.Duration
+	for i, s := range tr.Steps {
+		sum += s.Duration
+		if i > 0 && s.At.Before(tr.Steps[i-1].At) {
+			t.Errorf("step %s at %s before its predecessor", s.Name, s.At)
+		}
+	}
+	if sum != tr.Total || tr.Total != 11*time.Second {
+		t.Errorf("durations add to %s, total %s, want 11s", sum, tr.Total)
+	}
+	// The pull (4s -> 6s) and the sandbox->pull (3->4)...: the slowest is the
+	// pull at 2s, first of the equal ones.
+	var slowest []string
+	for _, s := range tr.Steps {
+		if s.Slowest {
+			slowest = append(slowest, s.Name+" "+s.Duration.String())
+		}
+	}
+	if len(slowest) != 1 || slowest[0] != "image pulled 2s" {
+		t.Errorf("slowest: %q", slowest)
+	}
+	if s := tr.Steps[3]; !strings.Contains(s.Detail, "to node-a after 1 attempt") || s.Source != "event Scheduled" {
+		t.Errorf("scheduled step: %+v", s)
+	}
+	if s := tr.Steps[1]; !strings.Contains(s.Detail, "created by kube-controller-manager") {
+		t.Errorf("stored step: %+v", s)
+	}
+	if s := tr.Steps[len(tr.Steps)-2]; s.Detail != "first readiness probe passed" {
+		t.Errorf("ready step: %+v", s)
+	}
+}
+
+func TestBuildAllowsForClockSkew(t *testing.T) {
+	p, evs, _ := runningPod()
+	// The node's clock is 3 s behind: the kubelet stamps its steps before the
+	// scheduler's bind.
+	skewed := []corev1.Event{}
+	for _, e := range evs {
+		if e.Source.Component == "kubelet" && e.Reason != "Scheduled" {
+			e.FirstTimestamp = metav1.NewTime(e.FirstTimestamp.Add(-3 * time.Second))
+		}
+		skewed = append(skewed, e)
+	}
+	p.Status.StartTime = ptr.To(at(-time.Second))
+	tr := Build(Input{Pod: p, Events: skewed})
+	var sum time.Duration
+	skews := 0
+	for i, s := range tr.Steps {
+		sum += s.Duration
+		if s.Duration < 0 {
+			t.Errorf("negative duration at %s", s.Name)
+		}
+		if i > 0 && s.At.Before(tr.Steps[i-1].At) {
+			t.Errorf("%s before its predecessor", s.Name)
+		}
+		if s.Skew > 0 {
+			skews++
+			if !s.At.Equal(s.Recorded.Add(s.Skew)) {
+				t.Errorf("%s: at %s, recorded %s, skew %s", s.Name, s.At, s.Recorded, s.Skew)
+			}
+		}
+	}
+	if sum != tr.Total {
+		t.Errorf("durations add to %s, total %s", sum, tr.Total)
+	}
+	if tr.Steps[2].Name != "seen by kubelet" || tr.Steps[2].Skew != 2*time.Second {
+		t.Errorf("the kubelet's first step: %+v", tr.Steps[2])
+	}
+	if skews == 0 {
+		t.Error("no step marked as skewed")
+	}
+	var out bytes.Buffer
+	if err := Print(&out, []Trace{tr}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "stamped 2s before the step it follows (clock skew)") {
+		t.Errorf("timeline does not show the skew:\n%s", out.String())
+	}
+}
+
+func TestBuildMissingSteps(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "default", UID: "u", CreationTimestamp: at(0)},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	evs := []corev1.Event{
+		ev("big", "FailedScheduling", "0/2 nodes are available: 2 Insufficient cpu.", time.Second, "u"),
+	}
+	evs[0].Count = 4
+	tr := Build(Input{Pod: p, Events: evs})
+	if got := stepNames(tr); len(got) != 1 || got[0] != "pod stored" {
+		t.Errorf("steps %q", got)
+	}
+	if len(tr.Missing) != 1 || !strings.Contains(tr.Missing[0], "4 failed attempts: 0/2 nodes are available: 2 Insufficient cpu.") {
+		t.Errorf("missing %q", tr.Missing)
+	}
+	if tr.Total != 0 {
+		t.Errorf("total %s", tr.Total)
+	}
+	// Bound after the failures: attempts counted, the last reason kept.
+	p.Spec.NodeName = "node-b"
+	evs = append(evs, ev("big", "Scheduled", "Successfully assigned default/big to node-b", 5*time.Second, "u"))
+	tr = Build(Input{Pod: p, Events: evs})
+	if s := tr.Steps[1]; s.Name != "scheduled" || !strings.HasPrefix(s.Detail, "to node-b after 5 attempts; earlier: 0/2 nodes") || !s.Slowest {
+		t.Errorf("scheduled: %+v", s)
+	}
+	if len(tr.Missing) < 4 {
+		t.Errorf("the kubelet's steps are not listed missing: %q", tr.Missing)
+	}
+}
+
+func TestCollectReplicaSet(t *testing.T) {
+	p, evs, rsEv := runningPod()
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-rs", CreationTimestamp: at(-time.Second)}}
+	stranger := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default", UID: "o"}}
+	cs := fake.NewSimpleClientset(rs, p, stranger)
+	for i := range evs {
+		if _, err := cs.CoreV1().Events("default").Create(context.Background(), &evs[i], metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rsEv[0].Name, rsEv[0].Namespace = "web.1", "default"
+	if _, err := cs.CoreV1().Events("default").Create(context.Background(), &rsEv[0], metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{"rs/web", "pod/web-1"} {
+		ins, err := Collect(context.Background(), cs, "default", ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ins) != 1 || ins[0].Pod.Name != "web-1" || len(ins[0].Events) != 8 || len(ins[0].OwnerEvents) != 1 || !ins[0].OwnerCreated.Equal(t0.Add(-time.Second)) {
+			t.Fatalf("%s: %d inputs %+v", ref, len(ins), ins)
+		}
+	}
+	for _, ref := range []string{"web", "svc/web", "pod/"} {
+		if _, err := Collect(context.Background(), cs, "default", ref); err == nil {
+			t.Errorf("%s: no error", ref)
+		}
+	}
+}
