@@ -157,4 +157,3 @@ func containsUID(l []types.UID, u types.UID) bool {
 	}
 	return false
 }
-

@@ -91,10 +91,10 @@ func TestWhy(t *testing.T) {
 		}(),
 		want: []string{"Container c is running since 2026-11-27T05:00:01Z but not ready: Readiness probe failed: HTTP probe failed with statuscode: 503 (5 times, last 10s ago)."},
 	}, {
-		name: "running",
-		pod:  func() *corev1.Pod { return running },
+		name:   "running",
+		pod:    func() *corev1.Pod { return running },
 		events: evs,
-		want: []string{"pod/web-1 is Running and Ready on node-a since 2026-11-27T05:00:09Z (51s); nothing is wrong with it."},
+		want:   []string{"pod/web-1 is Running and Ready on node-a since 2026-11-27T05:00:09Z (51s); nothing is wrong with it."},
 	}, {
 		name: "failed",
 		pod: func() *corev1.Pod {
