@@ -28,7 +28,11 @@ import (
 // while that pod runs, waits on its protection finalizer; once the pod is
 // gone the claim goes, its volume is reclaimed (Delete) and its directory
 // removed; no mount is left. A claim of an Immediate class nothing
-// provisions keeps its pod unschedulable with upstream's words.
+// provisions keeps its pod unschedulable with upstream's words, and a pod
+// placed on the node by hand stays ContainerCreating with the kubelet's
+// FailedMount. A second pod mounts the claim read-only and by subPath,
+// with an fsGroup that comes to own the volume; the data stays readable
+// and writable while the claim waits on its finalizer.
 func TestStorage(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
@@ -95,7 +99,14 @@ func TestStorage(t *testing.T) {
 	}
 	storageDeletePod(t, c, "writer")
 
-	if _, err := pods.Create(ctx, pod("reader", "cat /data/f; exec sleep 3600"), metav1.CreateOptions{}); err != nil {
+	// The reader mounts the claim three times: whole, read-only, and its
+	// subPath "sub" (made by the kubelet); its fsGroup owns the volume.
+	reader := pod("reader", "cat /data/f; exec sleep 3600")
+	reader.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To[int64](2345)}
+	reader.Spec.Containers[0].VolumeMounts = append(reader.Spec.Containers[0].VolumeMounts,
+		corev1.VolumeMount{Name: "data", MountPath: "/ro", ReadOnly: true},
+		corev1.VolumeMount{Name: "data", MountPath: "/sub", SubPath: "sub"})
+	if _, err := pods.Create(ctx, reader, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	storageWait(t, "the reader's log", func() (bool, error) {
@@ -105,6 +116,16 @@ func TestStorage(t *testing.T) {
 		}
 		return strings.Contains(string(b), "hello-storage"), nil
 	})
+	if got := c.execIn(t, "reader", "stat -c %g /data /data/f"); got != "2345\n2345" {
+		t.Errorf("groups of the volume and its file under fsGroup 2345: %q", got)
+	}
+	if got := c.execIn(t, "reader", "cat /ro/f; touch /ro/x 2>/dev/null && echo writable || echo refused"); got != "hello-storage\nrefused" {
+		t.Errorf("the read-only mount: %q", got)
+	}
+	c.execIn(t, "reader", "echo in-sub > /sub/g")
+	if b, err := os.ReadFile(filepath.Join(pv.Spec.Local.Path, "sub", "g")); err != nil || string(b) != "in-sub\n" {
+		t.Errorf("the subPath mount's file on the node: %q, %v", b, err)
+	}
 
 	// Grown while in use (local-path allows expansion; its size is not
 	// enforced, so it is recorded).
@@ -138,6 +159,10 @@ func TestStorage(t *testing.T) {
 	}
 	if held.DeletionTimestamp == nil || !slices.Contains(held.Finalizers, "kubernetes.io/pvc-protection") {
 		t.Fatalf("claim in use: deletionTimestamp %v, finalizers %v", held.DeletionTimestamp, held.Finalizers)
+	}
+	// Nothing is lost while it waits: the pod still reads and writes it.
+	if got := c.execIn(t, "reader", "cat /data/f && echo more >> /data/f && tail -n1 /data/f"); got != "hello-storage\nmore" {
+		t.Errorf("the claim being deleted, as its pod sees it: %q", got)
 	}
 	storageDeletePod(t, c, "reader")
 	storageWait(t, "the claim, its volume and its directory to go", func() (bool, error) {
@@ -219,6 +244,37 @@ func TestStorage(t *testing.T) {
 				}
 			}
 			return false, nil
+		})
+
+		// Placed on the node without the scheduler, the pod stays
+		// ContainerCreating: the kubelet reports the unbound claim as
+		// upstream's does, in a FailedMount event and in
+		// PodReadyToStartContainers.
+		direct := pod("direct", "true")
+		direct.Spec.NodeName = nodeName
+		if _, err := pods.Create(ctx, direct, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		storageWait(t, "the kubelet's FailedMount", func() (bool, error) {
+			evs, err := c.client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=direct"})
+			if err != nil {
+				return false, err
+			}
+			return slices.ContainsFunc(evs.Items, func(e corev1.Event) bool {
+				return e.Reason == "FailedMount" && e.Type == corev1.EventTypeWarning && e.Source.Component == "kubelet" && e.Message == "Unable to attach or mount volumes: unmounted volumes=[data], "+
+					"unattached volumes=[], failed to process volumes=[data]: error processing PVC default/data: PVC is not bound"
+			}), nil
+		})
+		storageWait(t, "the pod's status to say its volumes are not ready", func() (bool, error) {
+			p, err := pods.Get(ctx, "direct", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			ready := slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+				return c.Type == corev1.PodReadyToStartContainers && c.Status == corev1.ConditionFalse
+			})
+			return ready && p.Status.Phase == corev1.PodPending && len(p.Status.ContainerStatuses) == 1 &&
+				p.Status.ContainerStatuses[0].State.Waiting != nil && p.Status.ContainerStatuses[0].State.Waiting.Reason == "ContainerCreating", nil
 		})
 	})
 }
