@@ -119,6 +119,8 @@ func (h *ImagesHook) ensure(ctx context.Context, s *State, c corev1.Container) {
 	if policy != corev1.PullAlways {
 		img, err := h.Runtime.GetImage(ctx, ref)
 		if err == nil {
+			// As upstream: the trace's "image found" step.
+			h.event(s, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
 			*st = ImageState{Image: img, Ready: true, PulledFor: attempt}
 			return
 		}
