@@ -76,11 +76,15 @@ func benchChain(objs *cacheObjects) Chain {
 	})
 	ns.Apply(watch.Event{Type: watch.Added, Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}})
 	hooks := NewWebhooks(ns.Labels, nil)
+	podSecurity, err := NewPodSecurity(PodSecurityConfig{Enforce: "baseline"}, ns.Labels, objs, nil)
+	if err != nil {
+		panic(err)
+	}
 	return Chain{
 		ns,
 		&LimitRanger{Objects: objs},
 		&ServiceAccount{Objects: objs},
-		&PodSecurity{Labels: ns.Labels, DefaultLevel: "baseline"},
+		podSecurity,
 		&Priority{Objects: objs},
 		&DefaultTolerationSeconds{Seconds: 300},
 		&RuntimeClass{Objects: objs},

@@ -2,274 +2,247 @@ package admission
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	psadmission "k8s.io/pod-security-admission/admission"
+	psadmissionapi "k8s.io/pod-security-admission/admission/api"
+	psapi "k8s.io/pod-security-admission/api"
+	psmetrics "k8s.io/pod-security-admission/metrics"
+	"k8s.io/pod-security-admission/policy"
 )
 
 // PodSecurityName is upstream's plugin name.
 const PodSecurityName = "PodSecurity"
 
 // EnforceLabel sets a namespace's level: privileged, baseline or restricted.
-const EnforceLabel = "pod-security.kubernetes.io/enforce"
+const EnforceLabel = psapi.EnforceLevelLabel
 
-// PodSecurity enforces the Pod Security Standards' baseline level, as
-// upstream defines it, on pods in namespaces that do not set another level
-// (skiff's default is baseline). "privileged" lifts every check; "restricted"
-// is enforced as baseline for now (skiff does not implement its extra checks
-// yet, and says so in the error when it matters).
+// PodSecurityConfig is the plugin's configuration, upstream's
+// PodSecurityConfiguration: the levels and versions where a namespace sets
+// none, and the exempt users, namespaces and runtime classes.
+type PodSecurityConfig struct {
+	Enforce, EnforceVersion string
+	Audit, AuditVersion     string
+	Warn, WarnVersion       string
+	Exemptions              psadmissionapi.PodSecurityExemptions
+}
+
+// PodSecurity is upstream's PodSecurity admission plugin: it runs
+// k8s.io/pod-security-admission, the library upstream's plugin and webhook
+// use, on pods, on the workload kinds that hold a pod template (warn and
+// audit only, as upstream) and on namespaces (label validation, and the
+// dry run of a stricter enforce level against the namespace's pods, answered
+// as warnings). Its warnings go to the response's Warning header and its
+// audit annotations to the request's audit event, under upstream's
+// pod-security.kubernetes.io/ prefix.
 type PodSecurity struct {
-	// Labels returns a namespace's labels.
-	Labels func(ctx context.Context, namespace string) (map[string]string, error)
-	// DefaultLevel applies where a namespace sets none.
-	DefaultLevel string
+	delegate *psadmission.Admission
+}
+
+// NewPodSecurity returns the plugin reading namespaces' labels through
+// labels (NamespaceLifecycle's cache) and pods through objs. A nil reg
+// leaves its metrics unregistered.
+func NewPodSecurity(cfg PodSecurityConfig, labels func(ctx context.Context, namespace string) (map[string]string, error), objs Objects, reg prometheus.Registerer) (*PodSecurity, error) {
+	orDefault := func(v, def string) string {
+		if v == "" {
+			return def
+		}
+		return v
+	}
+	conf := &psadmissionapi.PodSecurityConfiguration{
+		Defaults: psadmissionapi.PodSecurityDefaults{
+			Enforce: orDefault(cfg.Enforce, string(psapi.LevelPrivileged)), EnforceVersion: orDefault(cfg.EnforceVersion, psapi.VersionLatest),
+			Audit: orDefault(cfg.Audit, string(psapi.LevelPrivileged)), AuditVersion: orDefault(cfg.AuditVersion, psapi.VersionLatest),
+			Warn: orDefault(cfg.Warn, string(psapi.LevelPrivileged)), WarnVersion: orDefault(cfg.WarnVersion, psapi.VersionLatest),
+		},
+		Exemptions: cfg.Exemptions,
+	}
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks())
+	if err != nil {
+		return nil, err
+	}
+	d := &psadmission.Admission{
+		Configuration:   conf,
+		Evaluator:       evaluator,
+		Metrics:         newPodSecurityMetrics(reg),
+		NamespaceGetter: labelsNamespaceGetter(labels),
+		PodLister:       objectsPodLister{objs},
+	}
+	if err := d.CompleteConfiguration(); err != nil {
+		return nil, err
+	}
+	if err := d.ValidateConfiguration(); err != nil {
+		return nil, fmt.Errorf("pod security configuration: %w", err)
+	}
+	return &PodSecurity{delegate: d}, nil
 }
 
 // Name implements Plugin.
 func (*PodSecurity) Name() string { return PodSecurityName }
 
-var baselineCapabilities = map[corev1.Capability]bool{
-	"AUDIT_WRITE": true, "CHOWN": true, "DAC_OVERRIDE": true, "FOWNER": true, "FSETID": true, "KILL": true, "MKNOD": true,
-	"NET_BIND_SERVICE": true, "SETFCAP": true, "SETGID": true, "SETPCAP": true, "SETUID": true, "SYS_CHROOT": true,
-}
-
-var safeSysctls = map[string]bool{
-	"kernel.shm_rmid_forced": true, "net.ipv4.ip_local_port_range": true, "net.ipv4.ip_unprivileged_port_start": true,
-	"net.ipv4.tcp_syncookies": true, "net.ipv4.ping_group_range": true, "net.ipv4.ip_local_reserved_ports": true,
-	"net.ipv4.tcp_keepalive_time": true, "net.ipv4.tcp_fin_timeout": true, "net.ipv4.tcp_keepalive_intvl": true,
-	"net.ipv4.tcp_keepalive_probes": true,
-}
-
-var allowedSELinuxTypes = map[string]bool{"": true, "container_t": true, "container_init_t": true, "container_kvm_t": true, "container_engine_t": true}
-
-// Validate implements ValidationInterface.
+// Validate implements ValidationInterface, as upstream's in-tree plugin
+// wraps the library.
 func (p *PodSecurity) Validate(ctx context.Context, a *Attributes) error {
-	if a.Resource.Group != "" || a.Resource.Resource != "pods" || a.Subresource != "" || (a.Operation != Create && a.Operation != Update) {
+	if a.Operation != Create && a.Operation != Update {
 		return nil
 	}
-	pod, ok := a.Object.(*corev1.Pod)
-	if !ok {
+	gr := a.Resource.GroupResource()
+	if gr != (schema.GroupResource{Resource: "pods"}) && gr != (schema.GroupResource{Resource: "namespaces"}) &&
+		!p.delegate.PodSpecExtractor.HasPodSpec(gr) {
 		return nil
 	}
-	level := p.DefaultLevel
-	if labels, err := p.Labels(ctx, a.Namespace); err == nil && labels[EnforceLabel] != "" {
-		level = labels[EnforceLabel]
+	result := p.delegate.Validate(ctx, psAttributes{a})
+	for _, w := range result.Warnings {
+		AddWarning(ctx, w)
 	}
-	if level == "privileged" {
+	for k, v := range result.AuditAnnotations {
+		AddAuditAnnotation(ctx, psapi.AuditAnnotationPrefix+k, v)
+	}
+	if result.Allowed {
 		return nil
 	}
-	violations := CheckBaseline(&pod.Spec, pod.Annotations)
-	if len(violations) == 0 {
-		return nil
+	retval := forbidden(a, errors.New("Not allowed by PodSecurity")).(*apierrors.StatusError)
+	if r := result.Result; r != nil {
+		if r.Message != "" {
+			retval.ErrStatus.Message = r.Message
+		}
+		if r.Reason != "" {
+			retval.ErrStatus.Reason = r.Reason
+		}
+		if r.Details != nil {
+			retval.ErrStatus.Details = r.Details
+		}
+		if r.Code != 0 {
+			retval.ErrStatus.Code = r.Code
+		}
 	}
-	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, pod.Name,
-		fmt.Errorf("violates PodSecurity %q: %s", "baseline:latest", strings.Join(violations, ", ")))
+	return retval
 }
 
-type containerRef struct {
-	name string
-	sc   *corev1.SecurityContext
-	c    *corev1.Container
+// psAttributes presents a write as the library's Attributes.
+type psAttributes struct{ a *Attributes }
+
+func (p psAttributes) GetName() string { return p.a.Name }
+
+// GetNamespace is the namespace's own name for a namespace, as upstream's
+// request info has it.
+func (p psAttributes) GetNamespace() string {
+	if p.a.Namespace == "" && p.a.Resource.Group == "" && p.a.Resource.Resource == "namespaces" {
+		return p.a.Name
+	}
+	return p.a.Namespace
+}
+func (p psAttributes) GetResource() schema.GroupVersionResource { return p.a.Resource }
+func (p psAttributes) GetKind() schema.GroupVersionKind         { return p.a.Kind }
+func (p psAttributes) GetSubresource() string                   { return p.a.Subresource }
+func (p psAttributes) GetOperation() admissionv1.Operation {
+	return admissionv1.Operation(p.a.Operation)
+}
+func (p psAttributes) GetObject() (runtime.Object, error)    { return p.a.Object, nil }
+func (p psAttributes) GetOldObject() (runtime.Object, error) { return p.a.OldObject, nil }
+func (p psAttributes) GetUserName() string {
+	if p.a.User == nil {
+		return ""
+	}
+	return p.a.User.Name
 }
 
-// appendContainers appends every container of spec to out.
-func appendContainers(out []containerRef, spec *corev1.PodSpec) []containerRef {
-	for i := range spec.InitContainers {
-		c := &spec.InitContainers[i]
-		out = append(out, containerRef{c.Name, c.SecurityContext, c})
+// labelsNamespaceGetter gives the library a namespace's name and labels,
+// all it reads of one.
+type labelsNamespaceGetter func(ctx context.Context, namespace string) (map[string]string, error)
+
+func (g labelsNamespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	labels, err := g(ctx, name)
+	if err != nil {
+		return nil, err
 	}
-	for i := range spec.Containers {
-		c := &spec.Containers[i]
-		out = append(out, containerRef{c.Name, c.SecurityContext, c})
-	}
-	for i := range spec.EphemeralContainers {
-		c := (*corev1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon)
-		out = append(out, containerRef{c.Name, c.SecurityContext, c})
-	}
-	return out
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, nil
 }
 
-func quoted(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
+type objectsPodLister struct{ objs Objects }
+
+func (l objectsPodLister) ListPods(ctx context.Context, namespace string) ([]*corev1.Pod, error) {
+	items, err := l.objs.List(ctx, "", "pods", namespace)
+	if err != nil {
+		return nil, err
 	}
-	return strings.Join(q, ", ")
+	pods := make([]*corev1.Pod, 0, len(items))
+	for _, o := range items {
+		if pod, ok := o.(*corev1.Pod); ok {
+			pods = append(pods, pod)
+		}
+	}
+	return pods, nil
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+// podSecurityMetrics are upstream's pod_security_* counters, with
+// upstream's names and labels.
+type podSecurityMetrics struct {
+	evaluations, exemptions, errors *prometheus.CounterVec
 }
 
-// CheckBaseline returns the baseline violations of a pod, worded as
-// upstream's pod-security admission words them.
-func CheckBaseline(spec *corev1.PodSpec, annotations map[string]string) []string {
-	var out []string
-	var buf [8]containerRef // pods rarely have more: no allocation
-	cs := appendContainers(buf[:0], spec)
-	var hostNS []string
-	if spec.HostNetwork {
-		hostNS = append(hostNS, "hostNetwork=true")
+func newPodSecurityMetrics(reg prometheus.Registerer) *podSecurityMetrics {
+	m := &podSecurityMetrics{
+		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pod_security_evaluations_total",
+			Help: "Number of policy evaluations that occurred, not counting ignored or exempt requests."},
+			[]string{"decision", "policy_level", "policy_version", "mode", "request_operation", "resource", "subresource"}),
+		exemptions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pod_security_exemptions_total",
+			Help: "Number of exempt requests, not counting ignored or out of scope requests."},
+			[]string{"request_operation", "resource", "subresource"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pod_security_errors_total",
+			Help: "Number of errors preventing normal evaluation. Non-fatal errors may result in the latest restricted profile being used for evaluation."},
+			[]string{"fatal", "request_operation", "resource", "subresource"}),
 	}
-	if spec.HostPID {
-		hostNS = append(hostNS, "hostPID=true")
+	if reg != nil {
+		reg.MustRegister(m.evaluations, m.exemptions, m.errors)
 	}
-	if spec.HostIPC {
-		hostNS = append(hostNS, "hostIPC=true")
+	return m
+}
+
+// psResourceLabel is upstream's resource label: pod, namespace or
+// controller (anything else the plugin sees holds a pod template).
+func psResourceLabel(r schema.GroupVersionResource) string {
+	switch r.GroupResource() {
+	case schema.GroupResource{Resource: "pods"}:
+		return "pod"
+	case schema.GroupResource{Resource: "namespaces"}:
+		return "namespace"
 	}
-	if len(hostNS) > 0 {
-		out = append(out, fmt.Sprintf("host namespaces (%s)", strings.Join(hostNS, ", ")))
-	}
-	var privileged []string
-	for _, c := range cs {
-		if c.sc != nil && c.sc.Privileged != nil && *c.sc.Privileged {
-			privileged = append(privileged, c.name)
+	return "controller"
+}
+
+// podSecurityAPIVersion is the Kubernetes version skiff serves (its
+// /version): a policy version past it counts as "future", as upstream's.
+var podSecurityAPIVersion = psapi.MajorMinorVersion(1, 32)
+
+func psOperationLabel(op admissionv1.Operation) string { return strings.ToLower(string(op)) }
+
+func (m *podSecurityMetrics) RecordEvaluation(decision psmetrics.Decision, policy psapi.LevelVersion, mode psmetrics.Mode, attrs psapi.Attributes) {
+	version := "latest" // privileged is always effectively latest
+	if !policy.Version.Latest() && policy.Level != psapi.LevelPrivileged {
+		if podSecurityAPIVersion.Older(policy.Version) {
+			version = "future"
+		} else {
+			version = policy.Version.String()
 		}
 	}
-	if len(privileged) > 0 {
-		out = append(out, fmt.Sprintf("privileged (%s %s must not set securityContext.privileged=true)", plural(len(privileged), "container", "containers"), quoted(privileged)))
-	}
-	var capNames, badCaps []string
-	var seenCap map[string]bool
-	for _, c := range cs {
-		if c.sc == nil || c.sc.Capabilities == nil {
-			continue
-		}
-		bad := false
-		for _, cap := range c.sc.Capabilities.Add {
-			if !baselineCapabilities[cap] {
-				bad = true
-				if !seenCap[string(cap)] {
-					if seenCap == nil {
-						seenCap = map[string]bool{}
-					}
-					seenCap[string(cap)] = true
-					badCaps = append(badCaps, string(cap))
-				}
-			}
-		}
-		if bad {
-			capNames = append(capNames, c.name)
-		}
-	}
-	if len(capNames) > 0 {
-		sort.Strings(badCaps)
-		out = append(out, fmt.Sprintf("non-default capabilities (%s %s must not include %s in securityContext.capabilities.add)",
-			plural(len(capNames), "container", "containers"), quoted(capNames), quoted(badCaps)))
-	}
-	var hostPaths []string
-	for _, v := range spec.Volumes {
-		if v.HostPath != nil {
-			hostPaths = append(hostPaths, v.Name)
-		}
-	}
-	if len(hostPaths) > 0 {
-		out = append(out, fmt.Sprintf("hostPath %s (%s %s)", plural(len(hostPaths), "volume", "volumes"), plural(len(hostPaths), "volume", "volumes"), quoted(hostPaths)))
-	}
-	var portNames []string
-	var ports []string
-	for _, c := range cs {
-		bad := false
-		for _, p := range c.c.Ports {
-			if p.HostPort != 0 {
-				bad = true
-				ports = append(ports, fmt.Sprint(p.HostPort))
-			}
-		}
-		if bad {
-			portNames = append(portNames, c.name)
-		}
-	}
-	if len(portNames) > 0 {
-		out = append(out, fmt.Sprintf("hostPort (%s %s %s %s)", plural(len(portNames), "container", "containers"), quoted(portNames),
-			plural(len(ports), "uses hostPort", "use hostPorts"), strings.Join(ports, ", ")))
-	}
-	var seLinux []string
-	badSE := func(o *corev1.SELinuxOptions) bool {
-		return o != nil && (!allowedSELinuxTypes[o.Type] || o.User != "" || o.Role != "")
-	}
-	if spec.SecurityContext != nil && badSE(spec.SecurityContext.SELinuxOptions) {
-		seLinux = append(seLinux, "pod")
-	}
-	for _, c := range cs {
-		if c.sc != nil && badSE(c.sc.SELinuxOptions) {
-			seLinux = append(seLinux, fmt.Sprintf("container %q", c.name))
-		}
-	}
-	if len(seLinux) > 0 {
-		out = append(out, fmt.Sprintf("seLinuxOptions (%s set forbidden securityContext.seLinuxOptions)", strings.Join(seLinux, ", ")))
-	}
-	var procMount []string
-	for _, c := range cs {
-		if c.sc != nil && c.sc.ProcMount != nil && *c.sc.ProcMount != corev1.DefaultProcMount {
-			procMount = append(procMount, c.name)
-		}
-	}
-	if len(procMount) > 0 {
-		out = append(out, fmt.Sprintf("procMount (%s %s must not set securityContext.procMount to Unmasked)", plural(len(procMount), "container", "containers"), quoted(procMount)))
-	}
-	var seccomp []string
-	if spec.SecurityContext != nil && spec.SecurityContext.SeccompProfile != nil && spec.SecurityContext.SeccompProfile.Type == corev1.SeccompProfileTypeUnconfined {
-		seccomp = append(seccomp, "pod")
-	}
-	for _, c := range cs {
-		if c.sc != nil && c.sc.SeccompProfile != nil && c.sc.SeccompProfile.Type == corev1.SeccompProfileTypeUnconfined {
-			seccomp = append(seccomp, fmt.Sprintf("container %q", c.name))
-		}
-	}
-	if len(seccomp) > 0 {
-		out = append(out, fmt.Sprintf("seccompProfile (%s must not set securityContext.seccompProfile.type to \"Unconfined\")", strings.Join(seccomp, " and ")))
-	}
-	if spec.SecurityContext != nil {
-		var bad []string
-		for _, s := range spec.SecurityContext.Sysctls {
-			if !safeSysctls[s.Name] {
-				bad = append(bad, s.Name)
-			}
-		}
-		if len(bad) > 0 {
-			out = append(out, fmt.Sprintf("forbidden sysctls (%s)", strings.Join(bad, ", ")))
-		}
-	}
-	var hostProcess []string
-	if spec.SecurityContext != nil && spec.SecurityContext.WindowsOptions != nil && spec.SecurityContext.WindowsOptions.HostProcess != nil && *spec.SecurityContext.WindowsOptions.HostProcess {
-		hostProcess = append(hostProcess, "pod")
-	}
-	for _, c := range cs {
-		if c.sc != nil && c.sc.WindowsOptions != nil && c.sc.WindowsOptions.HostProcess != nil && *c.sc.WindowsOptions.HostProcess {
-			hostProcess = append(hostProcess, fmt.Sprintf("container %q", c.name))
-		}
-	}
-	if len(hostProcess) > 0 {
-		out = append(out, fmt.Sprintf("hostProcess (%s must not set securityContext.windowsOptions.hostProcess=true)", strings.Join(hostProcess, " and ")))
-	}
-	var appArmor []string
-	for k, v := range annotations {
-		if strings.HasPrefix(k, corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix) && v != corev1.DeprecatedAppArmorBetaProfileRuntimeDefault && !strings.HasPrefix(v, corev1.DeprecatedAppArmorBetaProfileNamePrefix) {
-			appArmor = append(appArmor, fmt.Sprintf("%s=%q", k, v))
-		}
-	}
-	unconfined := func(p *corev1.AppArmorProfile) bool {
-		return p != nil && p.Type == corev1.AppArmorProfileTypeUnconfined
-	}
-	if spec.SecurityContext != nil && unconfined(spec.SecurityContext.AppArmorProfile) {
-		appArmor = append(appArmor, "pod")
-	}
-	for _, c := range cs {
-		if c.sc != nil && unconfined(c.sc.AppArmorProfile) {
-			appArmor = append(appArmor, fmt.Sprintf("container %q", c.name))
-		}
-	}
-	if len(appArmor) > 0 {
-		sort.Strings(appArmor)
-		out = append(out, fmt.Sprintf("forbidden AppArmor profiles (%s)", strings.Join(appArmor, ", ")))
-	}
-	return out
+	m.evaluations.WithLabelValues(string(decision), string(policy.Level), version, string(mode),
+		psOperationLabel(attrs.GetOperation()), psResourceLabel(attrs.GetResource()), attrs.GetSubresource()).Inc()
+}
+
+func (m *podSecurityMetrics) RecordExemption(attrs psapi.Attributes) {
+	m.exemptions.WithLabelValues(psOperationLabel(attrs.GetOperation()), psResourceLabel(attrs.GetResource()), attrs.GetSubresource()).Inc()
+}
+
+func (m *podSecurityMetrics) RecordError(fatal bool, attrs psapi.Attributes) {
+	m.errors.WithLabelValues(fmt.Sprint(fatal), psOperationLabel(attrs.GetOperation()), psResourceLabel(attrs.GetResource()), attrs.GetSubresource()).Inc()
 }

@@ -39,6 +39,12 @@ type Options struct {
 	// PodSecurityDefaultLevel applies where a namespace sets no
 	// pod-security.kubernetes.io/enforce label.
 	PodSecurityDefaultLevel string
+	// PodSecurityExempt* are upstream's PodSecurityConfiguration
+	// exemptions: requests by these users, in these namespaces, or for pods
+	// of these runtime classes are not evaluated.
+	PodSecurityExemptUsernames      []string
+	PodSecurityExemptNamespaces     []string
+	PodSecurityExemptRuntimeClasses []string
 	// LocalPathStorageClass: create the default StorageClass local-path
 	// (skiff.dev/local-path, served by every kubelet) when it is missing.
 	LocalPathStorageClass bool
@@ -164,7 +170,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes, "Ordered list of authorizers: AlwaysAllow, Node, RBAC. Members of system:masters may always do everything.")
 	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins, "Admission plugins to turn off: NamespaceLifecycle, DefaultTolerationSeconds, PodSecurity, MutatingAdmissionWebhook, ValidatingAdmissionWebhook.")
 	fs.BoolVar(&o.LocalPathStorageClass, "local-path-storage-class", o.LocalPathStorageClass, "Create the default StorageClass local-path (provisioner skiff.dev/local-path, run by each kubelet) when it is missing; false leaves storage classes to the administrator.")
-	fs.StringVar(&o.PodSecurityDefaultLevel, "pod-security-default-enforce", o.PodSecurityDefaultLevel, "Pod Security Standards level enforced in namespaces without a pod-security.kubernetes.io/enforce label: privileged or baseline.")
+	fs.StringVar(&o.PodSecurityDefaultLevel, "pod-security-default-enforce", o.PodSecurityDefaultLevel, "Pod Security Standards level enforced in namespaces without a pod-security.kubernetes.io/enforce label: privileged, baseline or restricted.")
+	fs.StringSliceVar(&o.PodSecurityExemptUsernames, "pod-security-exempt-usernames", o.PodSecurityExemptUsernames, "Users whose requests PodSecurity does not evaluate (upstream's exemptions.usernames).")
+	fs.StringSliceVar(&o.PodSecurityExemptNamespaces, "pod-security-exempt-namespaces", o.PodSecurityExemptNamespaces, "Namespaces PodSecurity does not evaluate (upstream's exemptions.namespaces).")
+	fs.StringSliceVar(&o.PodSecurityExemptRuntimeClasses, "pod-security-exempt-runtime-classes", o.PodSecurityExemptRuntimeClasses, "RuntimeClasses whose pods PodSecurity does not evaluate (upstream's exemptions.runtimeClasses).")
 	fs.StringSliceVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles, "PEM files of public (or private) RSA keys that verify service account tokens. Defaults to --service-account-signing-key-file.")
 	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile, "PEM RSA private key that signs service account tokens (serviceaccounts/token).")
 	fs.StringVar(&o.ServiceAccountIssuer, "service-account-issuer", o.ServiceAccountIssuer, "The iss claim of service account tokens, and the audience accepted by default.")
@@ -226,8 +235,8 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--disable-admission-plugins: unknown plugin %q (have %s)", p, strings.Join(AdmissionPlugins, ", "))
 		}
 	}
-	if o.PodSecurityDefaultLevel != "privileged" && o.PodSecurityDefaultLevel != "baseline" {
-		return fmt.Errorf("--pod-security-default-enforce %q: want privileged or baseline", o.PodSecurityDefaultLevel)
+	if o.PodSecurityDefaultLevel != "privileged" && o.PodSecurityDefaultLevel != "baseline" && o.PodSecurityDefaultLevel != "restricted" {
+		return fmt.Errorf("--pod-security-default-enforce %q: want privileged, baseline or restricted", o.PodSecurityDefaultLevel)
 	}
 	if o.MetricResolution < 0 {
 		return fmt.Errorf("--metric-resolution must not be negative")

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
+	psadmissionapi "k8s.io/pod-security-admission/admission/api"
 
 	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/admission/validatingpolicy"
@@ -146,11 +147,19 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if s.policies, err = s.newPolicyPlugin(objs); err != nil {
 		return nil, err
 	}
+	podSecurity, err := admission.NewPodSecurity(admission.PodSecurityConfig{
+		Enforce: o.PodSecurityDefaultLevel,
+		Exemptions: psadmissionapi.PodSecurityExemptions{Usernames: o.PodSecurityExemptUsernames,
+			Namespaces: o.PodSecurityExemptNamespaces, RuntimeClasses: o.PodSecurityExemptRuntimeClasses},
+	}, s.nsLifecycle.Labels, objs, s.metrics.Registry)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range []admission.Plugin{
 		s.nsLifecycle,
 		&admission.LimitRanger{Objects: objs},
 		&admission.ServiceAccount{Objects: objs},
-		&admission.PodSecurity{Labels: s.nsLifecycle.Labels, DefaultLevel: o.PodSecurityDefaultLevel},
+		podSecurity,
 		&admission.Priority{Objects: objs},
 		&admission.DefaultTolerationSeconds{Seconds: 300},
 		&admission.DefaultStorageClass{Objects: objs},

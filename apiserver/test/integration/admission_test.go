@@ -137,7 +137,7 @@ func TestAdmissionPodSecurityRestricted(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
-	if _, err := c.CoreV1().Namespaces().Update(ctx(t), ns, metav1.UpdateOptions{}); err != nil {
+	if ns, err = c.CoreV1().Namespaces().Update(ctx(t), ns, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.take(); len(got) != 2 || got[0] != `existing pods in namespace "psa-warn" violate the new PodSecurity enforce level "restricted:latest"` {
