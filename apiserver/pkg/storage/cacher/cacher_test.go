@@ -1,0 +1,506 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"skiff.dev/apiserver/pkg/storage"
+	"skiff.dev/apiserver/pkg/storage/etcd3"
+)
+
+// TestCacher runs the scripts in testdata/ against a Cacher of ConfigMaps
+// over a real embedded etcd, a fresh one per script so that revisions start
+// at 1. The cacher reaches etcd through a loopback proxy the script can cut
+// (etcd unreachable) and restore; the script's own writes go to etcd
+// directly, so they land while the cacher cannot see them. Run with -rewrite
+// to regenerate the expected output.
+//
+// The commands (ConfigMaps in namespace ns, key /registry/configmaps/ns/NAME):
+//
+//	create name=N [labels=k=v,...] [data=S]   write to etcd directly
+//	update name=N [labels=...] [data=S]       (labels and data are replaced)
+//	delete name=N
+//	compact rev=R                             etcd compaction up to R
+//	start [window=N]                          start the cacher and wait until it has listed
+//	watch id=W [rv=R] [labels=SEL] [fields=SEL] [name=N] [bookmarks] [initial=true|false]
+//	                                          Cacher.Watch (name: one key, else the prefix)
+//	events id=W [nosync]                      wait until the cache has etcd's current
+//	                                          revision (unless nosync), then print every
+//	                                          event W has been sent since the last events,
+//	                                          or that W was closed
+//	bookmark                                  wait as events does, then do what the
+//	                                          bookmark timer does
+//	list [rv=R] [match=M] [limit=L] [labels=SEL] [fields=SEL]
+//	                                          Cacher.GetList; prints whether the cache or etcd answered
+//	cut / restore                             make etcd unreachable for the cacher / reachable again
+//	rev                                       etcd's revision and the cache's
+func TestCacher(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		h := newHarness(t)
+		datadriven.RunTest(t, path, h.run)
+	})
+}
+
+func startEtcd(t *testing.T) *embed.Etcd {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := embed.NewConfig()
+	cfg.Dir = dir
+	cfg.Name = "test"
+	cfg.Logger = "zap"
+	cfg.LogLevel = "error"
+	cfg.LogOutputs = []string{filepath.Join(dir, "etcd.log")}
+	cfg.AutoCompactionMode = ""
+	u, _ := url.Parse("http://127.0.0.1:0")
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*u}, []url.URL{*u}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*u}, []url.URL{*u}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatalf("starting etcd: %v", err)
+	}
+	t.Cleanup(e.Close)
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		t.Fatal("etcd did not become ready in 30s")
+	}
+	return e
+}
+
+// proxy forwards loopback connections to etcd until it is cut: then it
+// closes every connection it carries and every new one at once, as a dead
+// etcd's host would refuse them.
+type proxy struct {
+	l      net.Listener
+	target string
+	mu     sync.Mutex
+	cut    bool
+	conns  map[net.Conn]struct{}
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{l: l, target: target, conns: map[net.Conn]struct{}{}}
+	t.Cleanup(func() {
+		_ = l.Close()
+		p.setCut(true)
+	})
+	go p.serve()
+	return p
+}
+
+func (p *proxy) serve() {
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.cut {
+			p.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		p.conns[c], p.conns[up] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		pipe := func(dst, src net.Conn) {
+			_, _ = io.Copy(dst, src)
+			_ = dst.Close()
+			_ = src.Close()
+			p.mu.Lock()
+			delete(p.conns, dst)
+			delete(p.conns, src)
+			p.mu.Unlock()
+		}
+		go pipe(c, up)
+		go pipe(up, c)
+	}
+}
+
+func (p *proxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for c := range p.conns {
+			_ = c.Close()
+		}
+	}
+}
+
+func newStore(c *clientv3.Client, timeout time.Duration) *etcd3.Store {
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	cf := serializer.NewCodecFactory(scheme)
+	var info runtime.SerializerInfo
+	for _, i := range cf.SupportedMediaTypes() {
+		if i.MediaType == runtime.ContentTypeProtobuf {
+			info = i
+		}
+	}
+	codec := cf.CodecForVersions(info.Serializer, info.Serializer, corev1.SchemeGroupVersion, corev1.SchemeGroupVersion)
+	return etcd3.New(etcd3.Config{
+		Client: c, Codec: codec,
+		NewFunc:        func() runtime.Object { return &corev1.ConfigMap{} },
+		NewListFunc:    func() runtime.Object { return &corev1.ConfigMapList{} },
+		ResourcePrefix: "/registry/configmaps/",
+		GVK:            corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+		RequestTimeout: timeout,
+	})
+}
+
+type harness struct {
+	t       *testing.T
+	direct  *clientv3.Client
+	writer  *etcd3.Store
+	proxied *etcd3.Store
+	proxy   *proxy
+	cacher  *Cacher
+	watches map[string]*watcher
+}
+
+func newHarness(t *testing.T) *harness {
+	e := startEtcd(t)
+	direct := v3client.New(e.Server)
+	t.Cleanup(func() { _ = direct.Close() })
+	p := startProxy(t, e.Clients[0].Addr().String())
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{p.l.Addr().String()},
+		DialTimeout: time.Second,
+		Logger:      zap.NewNop(),
+		// Reconnect soon after the proxy is restored.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.5, MaxDelay: 200 * time.Millisecond},
+		})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &harness{
+		t: t, direct: direct, proxy: p, watches: map[string]*watcher{},
+		writer: newStore(direct, 5*time.Second), proxied: newStore(c, 500*time.Millisecond),
+	}
+}
+
+func arg(d *datadriven.TestData, key string) string {
+	for _, a := range d.CmdArgs {
+		if a.Key == key {
+			return strings.Join(a.Vals, ",")
+		}
+	}
+	return ""
+}
+
+func key(name string) string { return "/registry/configmaps/ns/" + name }
+
+func attrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	return labels.Set(m.GetLabels()), fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}, nil
+}
+
+func predicate(t *testing.T, d *datadriven.TestData) storage.SelectionPredicate {
+	p := storage.SelectionPredicate{GetAttrs: attrs}
+	if l := arg(d, "labels"); l != "" {
+		sel, err := labels.Parse(l)
+		if err != nil {
+			d.Fatalf(t, "labels: %v", err)
+		}
+		p.Label = sel
+	}
+	if f := arg(d, "fields"); f != "" {
+		sel, err := fields.ParseSelector(f)
+		if err != nil {
+			d.Fatalf(t, "fields: %v", err)
+		}
+		p.Field = sel
+	}
+	if d.HasArg("limit") {
+		d.ScanArgs(t, "limit", &p.Limit)
+	}
+	return p
+}
+
+func describe(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("%T", obj)
+	}
+	s := fmt.Sprintf("%s rv=%s", m.GetName(), m.GetResourceVersion())
+	if m.GetName() == "" {
+		s = "rv=" + m.GetResourceVersion()
+	}
+	if l := m.GetLabels(); len(l) > 0 {
+		s += " labels=" + labels.Set(l).String()
+	}
+	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Data["v"] != "" {
+		s += " data=" + cm.Data["v"]
+	}
+	if a := m.GetAnnotations(); len(a) > 0 {
+		kv := make([]string, 0, len(a))
+		for k := range a {
+			kv = append(kv, k+"="+a[k])
+		}
+		sort.Strings(kv)
+		s += " annotations=" + strings.Join(kv, ",")
+	}
+	return s
+}
+
+func describeErr(err error) string {
+	for _, s := range []error{storage.ErrNotFound, storage.ErrAlreadyExists, storage.ErrConflict, storage.ErrGone,
+		storage.ErrUnavailable, storage.ErrTimeout, storage.ErrInvalid, storage.ErrTooLargeResourceVersion} {
+		if errors.Is(err, s) {
+			// The text after the sentinel may carry gRPC detail that varies; the sentinel is what the REST layer maps.
+			return fmt.Sprintf("error (%s)", s)
+		}
+	}
+	return "error: " + err.Error()
+}
+
+// fence marks the end of what a watcher had been sent when events asked.
+const fence = "test.skiff.dev/fence"
+
+func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
+	ctx := context.Background()
+	switch d.Cmd {
+	case "create", "update":
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: arg(d, "name"), Namespace: "ns"}}
+		if l := arg(d, "labels"); l != "" {
+			set, err := labels.ConvertSelectorToLabelsMap(l)
+			if err != nil {
+				d.Fatalf(t, "labels: %v", err)
+			}
+			cm.Labels = set
+		}
+		if s := arg(d, "data"); s != "" {
+			cm.Data = map[string]string{"v": s}
+		}
+		var out runtime.Object
+		var err error
+		if d.Cmd == "create" {
+			out, err = h.writer.Create(ctx, key(cm.Name), cm)
+		} else {
+			out, err = h.writer.GuaranteedUpdate(ctx, key(cm.Name), nil, false, func(existing runtime.Object) (runtime.Object, error) {
+				n := existing.(*corev1.ConfigMap).DeepCopy()
+				n.Labels, n.Data = cm.Labels, cm.Data
+				return n, nil
+			})
+		}
+		if err != nil {
+			return describeErr(err)
+		}
+		return describe(out)
+	case "delete":
+		out, err := h.writer.Delete(ctx, key(arg(d, "name")), nil, nil)
+		if err != nil {
+			return describeErr(err)
+		}
+		return describe(out)
+	case "compact":
+		var rev int64
+		d.ScanArgs(t, "rev", &rev)
+		if _, err := h.direct.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+			return "error: " + err.Error()
+		}
+		return "ok"
+	case "start":
+		cfg := Config{
+			Store: h.proxied, GetAttrs: attrs,
+			NewFunc:          func() runtime.Object { return &corev1.ConfigMap{} },
+			NewListFunc:      func() runtime.Object { return &corev1.ConfigMapList{} },
+			BookmarkInterval: time.Hour, // bookmarks come from the script
+			FreshnessTimeout: time.Second,
+			GVK:              corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+		}
+		if d.HasArg("window") {
+			d.ScanArgs(t, "window", &cfg.WindowSize)
+		}
+		h.cacher = New(cfg)
+		cctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = h.cacher.Start(cctx) }()
+		h.t.Cleanup(func() { cancel(); <-done })
+		if err := waitFor(5*time.Second, h.cacher.Ready); err != nil {
+			return "not ready: " + err.Error()
+		}
+		return fmt.Sprintf("ready at rev=%d", h.cacher.Revision())
+	case "watch":
+		opts := storage.ListOptions{ResourceVersion: arg(d, "rv"), Recursive: true, Predicate: predicate(t, d),
+			AllowWatchBookmarks: d.HasArg("bookmarks")}
+		k := "/registry/configmaps/ns"
+		if n := arg(d, "name"); n != "" {
+			k, opts.Recursive = key(n), false
+		}
+		if d.HasArg("initial") {
+			var v bool
+			d.ScanArgs(t, "initial", &v)
+			opts.SendInitialEvents = &v
+		}
+		w, err := h.cacher.Watch(ctx, k, opts)
+		if err != nil {
+			return describeErr(err)
+		}
+		h.watches[arg(d, "id")] = w.(*watcher)
+		h.t.Cleanup(w.Stop)
+		return "ok"
+	case "events":
+		if !d.HasArg("nosync") {
+			if err := h.sync(); err != nil {
+				return err.Error()
+			}
+		}
+		return h.events(h.watches[arg(d, "id")])
+	case "bookmark":
+		if err := h.sync(); err != nil {
+			return err.Error()
+		}
+		h.cacher.sendBookmarks()
+		return "ok"
+	case "list":
+		opts := storage.ListOptions{ResourceVersion: arg(d, "rv"), ResourceVersionMatch: metav1.ResourceVersionMatch(arg(d, "match")),
+			Recursive: true, Predicate: predicate(t, d)}
+		_, _, fromCache, _ := h.cacher.list(ctx, "/registry/configmaps/ns", opts)
+		list := &corev1.ConfigMapList{}
+		if err := h.cacher.GetList(ctx, "/registry/configmaps/ns", opts, list); err != nil {
+			return describeErr(err)
+		}
+		var b strings.Builder
+		src := "etcd"
+		if fromCache {
+			src = "cache"
+		}
+		fmt.Fprintf(&b, "from %s: list rv=%s", src, list.ResourceVersion)
+		if list.Continue != "" {
+			b.WriteString(" continue")
+		}
+		b.WriteString("\n")
+		for i := range list.Items {
+			b.WriteString(describe(&list.Items[i]) + "\n")
+		}
+		return b.String()
+	case "cut":
+		h.proxy.setCut(true)
+		return "ok"
+	case "restore":
+		h.proxy.setCut(false)
+		return "ok"
+	case "rev":
+		rev, err := h.writer.CurrentRevision(ctx)
+		if err != nil {
+			return describeErr(err)
+		}
+		return fmt.Sprintf("etcd=%d cache=%d", rev, h.cacher.Revision())
+	}
+	d.Fatalf(t, "unknown command %q", d.Cmd)
+	return ""
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(timeout time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %v", timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// sync waits until the cache reflects etcd's current revision: every event
+// up to it has then been handed to the watchers.
+func (h *harness) sync() error {
+	rev, err := h.writer.CurrentRevision(context.Background())
+	if err != nil {
+		return err
+	}
+	if err := waitFor(5*time.Second, func() bool { return h.cacher.Ready() && h.cacher.Revision() >= rev }); err != nil {
+		return fmt.Errorf("the cache did not reach revision %d (at %d): %v", rev, h.cacher.Revision(), err)
+	}
+	return nil
+}
+
+// events prints what w has been sent: it queues a fence behind the events
+// already queued for w and reads up to it, so the output holds exactly the
+// events sent before, or ends with (closed) when the cacher closed w.
+func (h *harness) events(w *watcher) string {
+	c := h.cacher
+	c.mu.Lock()
+	if !w.closed {
+		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{fence: "true"}}}
+		select {
+		case w.input <- watch.Event{Type: watch.Bookmark, Object: obj}:
+		default:
+			c.mu.Unlock()
+			return "the watcher's buffer is full"
+		}
+	}
+	c.mu.Unlock()
+	var b strings.Builder
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				b.WriteString("(closed)\n")
+				return b.String()
+			}
+			if m, err := meta.Accessor(e.Object); err == nil && m.GetAnnotations()[fence] != "" {
+				if b.Len() == 0 {
+					return "(none)"
+				}
+				return b.String()
+			}
+			if e.Type == watch.Error {
+				if st, ok := e.Object.(*metav1.Status); ok {
+					fmt.Fprintf(&b, "ERROR %d %s\n", st.Code, st.Reason)
+					continue
+				}
+			}
+			fmt.Fprintf(&b, "%s %s\n", e.Type, describe(e.Object))
+		case <-timeout:
+			b.WriteString("(the fence did not arrive in 5s)\n")
+			return b.String()
+		}
+	}
+}
