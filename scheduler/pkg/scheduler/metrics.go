@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -10,6 +12,9 @@ type Metrics struct {
 	AttemptDuration   *prometheus.HistogramVec
 	PendingPods       *prometheus.GaugeVec
 	SchedulingLatency *prometheus.HistogramVec
+	// PodSchedulingSLIDuration is upstream's: from the pod's first
+	// scheduling attempt to its binding, by the number of attempts.
+	PodSchedulingSLIDuration *prometheus.HistogramVec
 }
 
 // NewMetrics creates the metrics and registers them on reg.
@@ -33,8 +38,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Scheduling algorithm latency in seconds",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 		}, nil),
+		PodSchedulingSLIDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "scheduler", Name: "pod_scheduling_sli_duration_seconds",
+			Help:    "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might involve multiple scheduling attempts.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 20),
+		}, []string{"attempts"}),
 	}
-	reg.MustRegister(m.ScheduleAttempts, m.AttemptDuration, m.PendingPods, m.SchedulingLatency)
+	reg.MustRegister(m.ScheduleAttempts, m.AttemptDuration, m.PendingPods, m.SchedulingLatency, m.PodSchedulingSLIDuration)
 	return m
 }
 
@@ -43,4 +53,12 @@ func (m *Metrics) SetPending(active, backoff, unschedulable int) {
 	m.PendingPods.WithLabelValues("active").Set(float64(active))
 	m.PendingPods.WithLabelValues("backoff").Set(float64(backoff))
 	m.PendingPods.WithLabelValues("unschedulable").Set(float64(unschedulable))
+}
+
+// attemptsLabel is upstream's attempts label: the count, or "15+".
+func attemptsLabel(n int) string {
+	if n >= 15 {
+		return "15+"
+	}
+	return strconv.Itoa(n)
 }

@@ -384,6 +384,9 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 		s.cache.FinishBinding(assumed)
 		s.queue.Done(pod)
 		s.observe(prof, "scheduled", start)
+		if !qpi.InitialAttemptTimestamp.IsZero() {
+			s.metrics.PodSchedulingSLIDuration.WithLabelValues(attemptsLabel(qpi.Attempts)).Observe(time.Since(qpi.InitialAttemptTimestamp).Seconds())
+		}
 		logger.V(2).Info("Successfully bound pod to node", "node", host)
 		prof.Recorder.Eventf(assumed, corev1.EventTypeNormal, "Scheduled", "Successfully assigned %v/%v to %v", pod.Namespace, pod.Name, host)
 	}()
