@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	ctlapp "skiff.dev/ctl/app"
+	"skiff.dev/ctl/pkg/trace"
+	"skiff.dev/kubelet/test/harness"
+)
+
+// skiffctl runs skiffctl in-process as the cluster's admin.
+func (c *cluster) skiffctl(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := ctlapp.NewSkiffctlCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(append([]string{"--kubeconfig", c.kubeconfig}, args...))
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("skiffctl %s: %v: %s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String()
+}
+
+const traceService = `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: http}
+`
+
+// TestTraceAndWhy: the trace of a real pod of the seed's ReplicaSet has every
+// step of the path in causal order with durations that add up to the whole,
+// and skiffctl why names the actual cause for a pod that cannot be
+// scheduled, one whose image does not exist and one that crashes.
+func TestTraceAndWhy(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	writeFile(t, c.dir+"/web.yaml", strings.Replace(webRS, "replicas: 2", "replicas: 1", 1)+"---\n"+traceService)
+	c.kubectl(t, "apply", "-f", c.dir+"/web.yaml")
+	// Three pods that do not run, each for its own reason.
+	writeFile(t, c.dir+"/broken.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: nowhere}
+spec:
+  nodeSelector: {disk: ssd}
+  containers: [{name: c, image: busybox, command: ["sleep", "3600"]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: noimage}
+spec:
+  containers: [{name: c, image: "busybox-does-not-exist:1.0"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: crasher}
+spec:
+  containers: [{name: c, image: busybox, command: ["sh", "-c", "echo bye; exit 3"]}]
+`)
+	c.kubectl(t, "apply", "-f", c.dir+"/broken.yaml")
+
+	pod := c.readyPods(t, 1)[0]
+	// Wait for the endpoints step: the pod ready in the Service's slice.
+	var tr trace.Trace
+	harness.Poll(t, time.Minute, "a complete trace of "+pod.Name, func() (bool, string) {
+		out := c.skiffctl(t, "trace", "pod/"+pod.Name, "-o", "json")
+		tr = trace.Trace{}
+		if err := json.Unmarshal([]byte(out), &tr); err != nil {
+			t.Fatalf("skiffctl trace -o json: %v: %s", err, out)
+		}
+		n := len(tr.Steps)
+		return n > 0 && tr.Steps[n-1].Name == "in service web endpoints", out
+	})
+	want := []string{"replicaset stored", "pod stored", "created by controller", "scheduled", "seen by kubelet",
+		"sandbox and network ready", "container web created", "container web started", "containers ready", "ready", "in service web endpoints"}
+	var names []string
+	for _, s := range tr.Steps {
+		if !strings.HasPrefix(s.Name, "image ") {
+			names = append(names, s.Name)
+		}
+	}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("steps (images aside):\n got %q\nwant %q", names, want)
+	}
+	var sum time.Duration
+	slowest := 0
+	for i, s := range tr.Steps {
+		sum += s.Duration
+		if i > 0 && s.At.Before(tr.Steps[i-1].At) {
+			t.Errorf("step %q at %s before its predecessor", s.Name, s.At)
+		}
+		if s.Duration > tr.Total {
+			t.Errorf("step %q takes %s, more than the whole %s", s.Name, s.Duration, tr.Total)
+		}
+		if s.Slowest {
+			slowest++
+		}
+	}
+	if sum != tr.Total {
+		t.Errorf("the durations add to %s, the whole is %s", sum, tr.Total)
+	}
+	if tr.Total > 0 && slowest != 1 {
+		t.Errorf("%d steps marked slowest", slowest)
+	}
+	if len(tr.Missing) != 0 {
+		t.Errorf("missing steps: %q", tr.Missing)
+	}
+	if tr.Node != nodeName || !strings.Contains(tr.Steps[3].Detail, "to "+nodeName+" after 1 attempt") {
+		t.Errorf("scheduled step %+v, node %q", tr.Steps[3], tr.Node)
+	}
+	t.Logf("skiffctl trace rs/web:\n%s", c.skiffctl(t, "trace", "rs/web"))
+
+	why := func(name, what string, ok func(string) bool) {
+		t.Helper()
+		var last string
+		harness.Poll(t, 2*time.Minute, "skiffctl why pod/"+name+" names "+what, func() (bool, string) {
+			last = c.skiffctl(t, "why", "pod/"+name)
+			return ok(last), last
+		})
+		if strings.Count(strings.TrimSpace(last), "\n") != 0 {
+			t.Errorf("why pod/%s is not one paragraph: %q", name, last)
+		}
+		t.Logf("skiffctl why pod/%s:\n%s", name, last)
+	}
+	why("nowhere", "the scheduler's reason", func(s string) bool {
+		return strings.Contains(s, "is Pending: it is not scheduled to any node") && strings.Contains(s, "0/1 nodes are available") &&
+			strings.Contains(s, "node affinity/selector")
+	})
+	why("noimage", "the failed pull", func(s string) bool {
+		return strings.Contains(s, `its image "busybox-does-not-exist:1.0" cannot be pulled`) &&
+			strings.Contains(s, `Failed to pull image "busybox-does-not-exist:1.0"`)
+	})
+	why("crasher", "the last exit", func(s string) bool {
+		return strings.Contains(s, "Container c is crash-looping (CrashLoopBackOff") && strings.Contains(s, "it last exited with code 3")
+	})
+	if out := c.skiffctl(t, "why", "pod/"+pod.Name); !strings.Contains(out, "is Running and Ready on "+nodeName) {
+		t.Errorf("why of a running pod: %s", out)
+	}
+	for _, n := range []string{"nowhere", "noimage", "crasher"} {
+		_ = c.client.CoreV1().Pods("default").Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	}
+	_ = c.client.AppsV1().ReplicaSets("default").Delete(ctx, "web", metav1.DeleteOptions{})
+	harness.Poll(t, time.Minute, "the test's pods gone", func() (bool, string) {
+		l, err := c.client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var left []string
+		for _, p := range l.Items {
+			left = append(left, fmt.Sprintf("%s %s", p.Name, p.Status.Phase))
+		}
+		return len(l.Items) == 0, strings.Join(left, "; ")
+	})
+}
