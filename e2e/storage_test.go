@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -414,5 +415,99 @@ func TestStorageStatefulSet(t *testing.T) {
 		if err != nil || pvc.Spec.VolumeName != volumes[pvc.Name] {
 			t.Errorf("after the scale-up, claim data-%s: %v, volume %q (was %q)", name, err, pvc.Spec.VolumeName, volumes["data-"+name])
 		}
+	}
+}
+
+// TestStorageStartTiming (skipped unless SKIFF_STORAGE_ROUNDS is set, for
+// docs/benchmarks.md): the time from a one-replica StatefulSet created to
+// its pod Running, with a volumeClaimTemplate of the default class (the
+// claim made, provisioned on the node, bound, mounted) and, as the floor,
+// the same set without one; SKIFF_STORAGE_ROUNDS rounds of each,
+// alternating, each set and claim deleted before the next. The pod and
+// claim are polled every 10 ms.
+func TestStorageStartTiming(t *testing.T) {
+	rounds, _ := strconv.Atoi(os.Getenv("SKIFF_STORAGE_ROUNDS"))
+	if rounds <= 0 {
+		t.Skip("SKIFF_STORAGE_ROUNDS not set")
+	}
+	c := startCluster(t)
+	ctx := context.Background()
+	sets, pods, pvcs := c.client.AppsV1().StatefulSets("default"), c.client.CoreV1().Pods("default"), c.client.CoreV1().PersistentVolumeClaims("default")
+	one, grace := int32(1), int64(0)
+	run := func(name string, withClaim bool) time.Duration {
+		set := &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: appsv1.StatefulSetSpec{
+				Replicas: &one, ServiceName: name,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+					Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace,
+						Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sleep", "3600"}}}},
+				},
+			},
+		}
+		if withClaim {
+			set.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+			set.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}},
+				},
+			}}
+		}
+		start := time.Now()
+		if _, err := sets.Create(ctx, set, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var took time.Duration
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+			p, err := pods.Get(ctx, name+"-0", metav1.GetOptions{})
+			if err != nil || p.Status.Phase != corev1.PodRunning {
+				return false, nil
+			}
+			took = time.Since(start)
+			return true, nil
+		})
+		if err != nil {
+			t.Fatalf("%s-0 Running: %v", name, err)
+		}
+		if withClaim {
+			if pvc, err := pvcs.Get(ctx, "data-"+name+"-0", metav1.GetOptions{}); err != nil || pvc.Status.Phase != corev1.ClaimBound {
+				t.Fatalf("claim of %s-0 with its pod Running: %v %+v", name, err, pvc)
+			}
+		}
+		if err := sets.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		storageWait(t, name+"-0 to go", func() (bool, error) {
+			_, err := pods.Get(ctx, name+"-0", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if withClaim {
+			if err := pvcs.Delete(ctx, "data-"+name+"-0", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			storageWait(t, "claim of "+name+" to go", func() (bool, error) {
+				_, err := pvcs.Get(ctx, "data-"+name+"-0", metav1.GetOptions{})
+				return apierrors.IsNotFound(err), nil
+			})
+		}
+		return took
+	}
+	run("warm", false) // the image is pulled once, before the rounds
+	var with, without []time.Duration
+	for i := range rounds {
+		with = append(with, run(fmt.Sprintf("vol%d", i), true))
+		without = append(without, run(fmt.Sprintf("plain%d", i), false))
+	}
+	for _, r := range []struct {
+		what string
+		d    []time.Duration
+	}{{"with a volumeClaimTemplate", with}, {"without", without}} {
+		slices.Sort(r.d)
+		t.Logf("StatefulSet created to pod Running, %s, %d rounds: p50 %v, min %v, max %v",
+			r.what, len(r.d), r.d[len(r.d)/2].Round(time.Millisecond), r.d[0].Round(time.Millisecond), r.d[len(r.d)-1].Round(time.Millisecond))
 	}
 }
