@@ -45,6 +45,9 @@ type Options struct {
 	// DisableDefaultRegistryEndpoint is k3s's switch: registries with a
 	// mirror entry are pulled from their mirrors only.
 	DisableDefaultRegistryEndpoint bool
+	// TracePodStart records the pod start steps that upstream's events
+	// leave out (an image found on the node) for skiffctl trace.
+	TracePodStart bool
 
 	// ClusterDNS, ClusterDomain and ResolvConf make the pods'
 	// resolv.conf (upstream's flags).
@@ -102,6 +105,7 @@ type Options struct {
 func NewOptions() *Options {
 	return &Options{
 		KubeAPIQPS:                50,
+		TracePodStart:             true,
 		KubeAPIBurst:              100,
 		ContainerdAddress:         "/run/containerd/containerd.sock",
 		ClusterDomain:             "cluster.local",
@@ -143,6 +147,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Snapshotter, "snapshotter", o.Snapshotter, "The containerd snapshotter for container root filesystems.")
 	fs.StringVar(&o.RegistriesConfig, "registries-config", o.RegistriesConfig, "A registries.yaml file in k3s's format (mirrors, auth, tls); empty: none.")
 	fs.BoolVar(&o.DisableDefaultRegistryEndpoint, "disable-default-registry-endpoint", o.DisableDefaultRegistryEndpoint, "As k3s: a registry with a mirror entry in --registries-config (its own or \"*\") is pulled from its mirrors only, never from the registry itself; an image the mirrors lack fails to pull (ErrImagePull naming the mirrors). Also disable_default_endpoint: true in the registries file.")
+	fs.BoolVar(&o.TracePodStart, "trace-pod-start", o.TracePodStart, "Record, as events, the pod start steps that skiffctl trace reads and upstream's kubelet leaves out (a Pulled event when the image is already present); false: only upstream's events.")
 	fs.StringSliceVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS, "The cluster DNS servers (the kube-dns Service's address), the only nameservers of ClusterFirst pods; empty: those pods get the node's resolvers.")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "The cluster's DNS domain: ClusterFirst pods search <namespace>.svc.<domain>, svc.<domain> and <domain> before the node's search paths.")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "The node's resolv.conf, the base of every pod's; empty: pods with the node's resolvers get 127.0.0.1.")

@@ -214,7 +214,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 			Dir: filepath.Join(o.RootDir, "pods"), DNS: o.dnsConfigurer(), NodeHosts: "/etc/hosts", Env: env, Tokens: kubelet.Tokens{Client: client},
 			Mounter: kubelet.HostMounter{}, Recorder: recorder, Claims: kubelet.Objects{Client: client},
 		},
-		&pod.ImagesHook{Runtime: runtime, Recorder: recorder, Secrets: env.Objects},
+		&pod.ImagesHook{Runtime: runtime, Recorder: recorder, Secrets: env.Objects, NoPresentEvent: !o.TracePodStart},
 		&pod.ContainersHook{
 			Runtime: runtime, LogDir: filepath.Join(o.RootDir, "logs"), PodsDir: filepath.Join(o.RootDir, "pods"),
 			Recorder: recorder, Env: env, Handlers: handlers,

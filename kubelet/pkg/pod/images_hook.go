@@ -29,6 +29,9 @@ type ImagesHook struct {
 	// Secrets reads the pod's image pull secrets; nil: none are used.
 	Secrets  Objects
 	Recorder record.EventRecorder
+	// NoPresentEvent leaves out the Pulled event of an image already
+	// present (the kubelet's --trace-pod-start=false).
+	NoPresentEvent bool
 	// Now is the clock that times pulls (time.Now when nil).
 	Now func() time.Time
 }
@@ -120,7 +123,9 @@ func (h *ImagesHook) ensure(ctx context.Context, s *State, c corev1.Container) {
 		img, err := h.Runtime.GetImage(ctx, ref)
 		if err == nil {
 			// As upstream: the trace's "image found" step.
-			h.event(s, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
+			if !h.NoPresentEvent {
+				h.event(s, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
+			}
 			*st = ImageState{Image: img, Ready: true, PulledFor: attempt}
 			return
 		}
