@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // usageFunc returns a pod's usage and whether it is known.
@@ -72,29 +73,19 @@ func byPriority(p1, p2 *corev1.Pod) int {
 	}
 }
 
-// podRequest is the pod's effective request of a resource: the sum over its
-// containers or the largest init container's, whichever is larger. Inodes
-// and PIDs cannot be requested: zero.
+// podRequest is the pod's effective request of a resource as the scheduler
+// and the quota evaluator size it (k8s.io/component-helpers/resource's
+// PodRequests: containers and sidecars, at least each init container's
+// peak, plus the pod overhead). Inodes and PIDs cannot be requested: zero.
 func podRequest(pod *corev1.Pod, name corev1.ResourceName) resource.Quantity {
-	sum := resource.Quantity{Format: resource.BinarySI}
 	if name != corev1.ResourceMemory && name != corev1.ResourceEphemeralStorage {
-		return sum
+		return resource.Quantity{Format: resource.BinarySI}
 	}
-	for _, c := range pod.Spec.Containers {
-		if q, ok := c.Resources.Requests[name]; ok {
-			sum.Add(q)
-		}
+	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{SkipPodLevelResources: true})
+	if q, ok := reqs[name]; ok {
+		return q
 	}
-	init := resource.Quantity{Format: resource.BinarySI}
-	for _, c := range pod.Spec.InitContainers {
-		if q, ok := c.Resources.Requests[name]; ok && init.Cmp(q) < 0 {
-			init = q.DeepCopy()
-		}
-	}
-	if sum.Cmp(init) >= 0 {
-		return sum
-	}
-	return init
+	return resource.Quantity{Format: resource.BinarySI}
 }
 
 func memoryUsage(u PodUsage) *resource.Quantity {

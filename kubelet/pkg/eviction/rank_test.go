@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 func memUsage(mi uint64) PodUsage { return PodUsage{MemoryWorkingSet: mi * Mi} }
@@ -66,6 +67,42 @@ func TestRankMemory(t *testing.T) {
 				t.Errorf("got %v\nwant %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRankMemorySidecarAndOverhead: a pod with a sidecar (an init
+// container with restartPolicy Always), an ordinary init container and pod
+// overhead is sized as the scheduler and the quota evaluator size it:
+// containers and sidecars (200Mi), at least the init container with the
+// sidecar started before it (250Mi), plus the overhead (50Mi): 300Mi. At
+// 280Mi it is within its request, so the pod over its request goes first.
+// (Counting only the containers and the largest init container, 150Mi,
+// ranked it first.)
+func TestRankMemorySidecarAndOverhead(t *testing.T) {
+	sidecar := testPod("sidecar", 0, "100Mi")
+	always := corev1.ContainerRestartPolicyAlways
+	mem := func(q string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}}
+	}
+	sidecar.Spec.InitContainers = []corev1.Container{
+		{Name: "proxy", RestartPolicy: &always, Resources: mem("100Mi")},
+		{Name: "migrate", Resources: mem("150Mi")},
+	}
+	sidecar.Spec.Overhead = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("50Mi")}
+	plain := testPod("plain", 0, "250Mi")
+
+	got := podRequest(sidecar, corev1.ResourceMemory)
+	scheduler := resourcehelper.PodRequests(sidecar, resourcehelper.PodResourcesOptions{SkipPodLevelResources: true})[corev1.ResourceMemory]
+	if want := resource.MustParse("300Mi"); got.Cmp(want) != 0 || got.Cmp(scheduler) != 0 {
+		t.Errorf("request = %s, want 300Mi, as the scheduler's %s", got.String(), scheduler.String())
+	}
+	if q := podRequest(sidecar, ResourceInodes); !q.IsZero() {
+		t.Errorf("inodes request = %s, want 0", q.String())
+	}
+	pods := []*corev1.Pod{sidecar, plain}
+	rankMemory(pods, usageTable{"sidecar": memUsage(280), "plain": memUsage(260)}.fn())
+	if got, want := names(pods), []string{"plain", "sidecar"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }
 
