@@ -59,6 +59,9 @@ func NewSkiffctlCommand() *cobra.Command {
 		NewTraceCommand(f),
 		NewWhyCommand(f),
 		NewTokenCommand(f),
+		NewCordonCommand(f),
+		NewUncordonCommand(f),
+		NewDrainCommand(f),
 		NewJoinCommand(),
 		NewCompletionCommand(),
 	)
