@@ -2,15 +2,19 @@
 # Build upstream's conformance binaries from the Go module proxy: e2e.test
 # (k8s.io/kubernetes/test/e2e), ginkgo (at the version kubernetes requires),
 # and the Go programs of the test images: agnhost
-# (k8s.io/kubernetes/test/images/agnhost) and nnp
-# (k8s.io/kubernetes/test/images/nonewprivs). Nothing of upstream's
+# (k8s.io/kubernetes/test/images/agnhost), nnp
+# (k8s.io/kubernetes/test/images/nonewprivs), sample-apiserver
+# (k8s.io/sample-apiserver, at the staging tag, as upstream's
+# test/images/sample-apiserver image has it) and etcd
+# (go.etcd.io/etcd/server/v3 at the version kubernetes requires, the
+# etcd image's server). Nothing of upstream's
 # source enters the repository: a throwaway module is written under
 # conformance/_output/mod (git-ignored) that requires k8s.io/kubernetes and
 # pins its staging modules (replaced by ./staging/... in upstream's own
 # go.mod) to their v0.<minor>.<patch> tags.
 #
 # Outputs, kept between runs (a second run with the same version does
-# nothing): conformance/_output/bin/{e2e.test,ginkgo,agnhost,nnp}.
+# nothing): conformance/_output/bin/{e2e.test,ginkgo,agnhost,nnp,sample-apiserver,etcd}.
 #
 # Environment: KUBE_VERSION (default v1.32.4), CONFORMANCE_OUT (default
 # conformance/_output), NICE (default "nice -n 19": the build is long).
@@ -28,8 +32,8 @@ log() { echo "conformance build: $*"; }
 # built NAME: NAME is in $BIN, built for $KUBE_VERSION.
 built() { [ -x "$BIN/$1" ] && [ "$(cat "$BIN/.$1.version" 2>/dev/null)" = "$KUBE_VERSION" ]; }
 
-if built e2e.test && built ginkgo && built agnhost && built nnp; then
-	log "e2e.test, ginkgo, agnhost and nnp $KUBE_VERSION already in $BIN"
+if built e2e.test && built ginkgo && built agnhost && built nnp && built sample-apiserver && built etcd; then
+	log "e2e.test, ginkgo, agnhost, nnp, sample-apiserver and etcd $KUBE_VERSION already in $BIN"
 	exit 0
 fi
 
@@ -84,6 +88,8 @@ import (
 	_ "k8s.io/kubernetes/test/e2e"
 	_ "k8s.io/kubernetes/test/images/agnhost"
 	_ "k8s.io/kubernetes/test/images/nonewprivs"
+	_ "k8s.io/sample-apiserver"
+	_ "go.etcd.io/etcd/server/v3"
 )
 GO
 
@@ -107,6 +113,8 @@ build() {
 build ginkgo github.com/onsi/ginkgo/v2/ginkgo
 build agnhost k8s.io/kubernetes/test/images/agnhost
 build nnp k8s.io/kubernetes/test/images/nonewprivs
+build sample-apiserver k8s.io/sample-apiserver
+build etcd go.etcd.io/etcd/server/v3
 log "e2e.test is long to build: several minutes even on a quiet machine"
 build e2e.test k8s.io/kubernetes/test/e2e test
-log "done: $BIN/e2e.test, $BIN/ginkgo, $BIN/agnhost, $BIN/nnp"
+log "done: $BIN/e2e.test, $BIN/ginkgo, $BIN/agnhost, $BIN/nnp, $BIN/sample-apiserver, $BIN/etcd"

@@ -14,8 +14,16 @@
 #   KUBE_VERSION        upstream release (default v1.32.4).
 #   SKIFF_HOME          the cluster's state (default .skiff); its
 #                       admin.kubeconfig must answer (make up).
+#   CONFORMANCE_RUN     a name to keep this run under: its results go to
+#                       conformance/_output/runs/NAME (replacing an earlier
+#                       run of that name), and the page is written from every
+#                       run kept there, FOCUS being the union of theirs; of a
+#                       test that ran in several, the latest run's outcome
+#                       counts. So subsets run one after the other (one SIG at
+#                       a time, a test run again alone) add up on the page.
+#                       Remove conformance/_output/runs to start afresh.
 # Results: conformance/_output/results/{parallel,serial}/junit_01.xml and
-# e2e.log, nodes.json and version.json.
+# e2e.log, nodes.json and version.json (runs/NAME/... with CONFORMANCE_RUN).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 KUBE_VERSION="${KUBE_VERSION:-v1.32.4}"
@@ -27,6 +35,16 @@ FOCUS="${FOCUS:-$DEFAULT_FOCUS}"
 SKIP="${SKIP:-}"
 NODES="${CONFORMANCE_NODES:-4}"
 RESULTS="$OUT/results"
+RUN_NAME="${CONFORMANCE_RUN:-}"
+if [ -n "$RUN_NAME" ]; then
+	case "$RUN_NAME" in
+	*/* | .*)
+		echo "conformance: CONFORMANCE_RUN=$RUN_NAME: a name without '/', not starting with '.'" >&2
+		exit 1
+		;;
+	esac
+	RESULTS="$OUT/runs/$RUN_NAME"
+fi
 export KUBE_VERSION CONFORMANCE_OUT="$OUT" SKIFF_HOME
 
 log() { echo "conformance: $*"; }
@@ -59,6 +77,7 @@ fi
 # 4. The run.
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS/parallel" "$RESULTS/serial"
+printf '%s\n' "$FOCUS" >"$RESULTS/focus"
 kubectl --kubeconfig "$KC" get nodes -o json >"$RESULTS/nodes.json"
 kubectl --kubeconfig "$KC" version -o json >"$RESULTS/version.json" 2>/dev/null || true
 kube_src="$(cd /tmp && GOFLAGS= go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
@@ -95,8 +114,21 @@ phase serial --nodes=1 --focus="$FOCUS" "${serial_skip[@]}" --label-filter='Conf
 
 # 5. The page.
 ( cd "$ROOT/conformance" && GOWORK=off go build -o "$OUT/bin/summary" ./cmd/summary )
-"$OUT/bin/summary" -results "$RESULTS" -doc "$ROOT/docs/conformance.md" \
-	-causes "$ROOT/conformance/causes.json" -focus "$FOCUS" -nodes "$NODES" \
+page_results="$RESULTS" page_focus="$FOCUS"
+if [ -n "$RUN_NAME" ]; then
+	# Every kept run: the cluster's shape of this one, the union of the
+	# focuses (one run's alone when there is one).
+	page_results="$OUT/runs"
+	cp "$RESULTS/nodes.json" "$RESULTS/version.json" "$page_results/"
+	mapfile -t focuses < <(cat "$page_results"/*/focus | sort -u)
+	if [ "${#focuses[@]}" -gt 1 ]; then
+		page_focus="$(printf '(%s)|' "${focuses[@]}")"
+		page_focus="${page_focus%|}"
+	fi
+	log "the page counts the runs kept in $page_results: $(cd "$page_results" && ls -d */ | tr -d / | tr '\n' ' ')"
+fi
+"$OUT/bin/summary" -results "$page_results" -doc "$ROOT/docs/conformance.md" \
+	-causes "$ROOT/conformance/causes.json" -focus "$page_focus" -nodes "$NODES" \
 	-kube-version "$KUBE_VERSION"
 log "JUnit reports and logs in $RESULTS"
 exit "$failed"

@@ -9,8 +9,8 @@ import (
 
 // sources are where the images' content comes from on this machine.
 type sources struct {
-	// Bin holds agnhost and nnp (built by build.sh from upstream's Go
-	// packages) and pause (cmd/pause).
+	// Bin holds agnhost, nnp, sample-apiserver and etcd (built by
+	// build.sh from upstream's Go packages) and pause (cmd/pause).
 	Bin string
 	// KubeSrc is k8s.io/kubernetes in the module cache: the images' data
 	// files (porter's certificate, kitten's and nautilus' pages).
@@ -151,6 +151,12 @@ func catalog(src sources) ([]image, error) {
 
 	nnp := newLayer().HostFile("usr/local/bin/nnp", filepath.Join(src.Bin, "nnp"), 0o4755)
 
+	// The Aggregator test's pod: k8s.io/sample-apiserver (upstream's
+	// test/images/sample-apiserver puts it at /sample-apiserver) beside the
+	// etcd server, which the test runs as /usr/local/bin/etcd.
+	sampleAPIServer := newLayer().HostFile("sample-apiserver", filepath.Join(src.Bin, "sample-apiserver"), 0o755)
+	etcd := newLayer().HostFile("usr/local/bin/etcd", filepath.Join(src.Bin, "etcd"), 0o755).Dir("var/etcd", 0o700)
+
 	shell := runConfig{Env: []string{defaultPath}, Cmd: []string{"sh"}}
 	httpdConfig := runConfig{Env: []string{defaultPath}, Cmd: []string{"httpd-foreground"}, WorkingDir: "/usr/local/apache2", ExposedPorts: ports(80)}
 	nginxConfig := runConfig{Env: []string{defaultPath}, Cmd: []string{"nginx", "-g", "daemon off;"}, ExposedPorts: ports(80)}
@@ -170,6 +176,10 @@ func catalog(src sources) ([]image, error) {
 		{Repo: "e2e-test-images/jessie-dnsutils", Tag: "1.7", From: "busybox with Debian's dig", Layers: []*layer{base, dns}, Config: shell},
 		{Repo: "e2e-test-images/nonewprivs", Tag: "1.3", From: "k8s.io/kubernetes/test/images/nonewprivs (setuid) on busybox", Layers: []*layer{base, nnp}, Config: withCmd(shell, "nnp")},
 		{Repo: "e2e-test-images/nonroot", Tag: "1.4", From: "busybox run as user 1234", Layers: []*layer{base}, Config: nonroot},
+		{Repo: "e2e-test-images/sample-apiserver", Tag: "1.29.2", From: "k8s.io/sample-apiserver (the release's staging tag) on busybox", Layers: []*layer{base, sampleAPIServer},
+			Config: runConfig{Env: []string{defaultPath}, Entrypoint: []string{"/sample-apiserver"}}},
+		{Repo: "etcd", Tag: "3.5.16-0", From: "go.etcd.io/etcd/server/v3 (the version kubernetes requires) on busybox", Layers: []*layer{base, etcd},
+			Config: runConfig{Env: []string{defaultPath}, Cmd: []string{"/usr/local/bin/etcd"}}},
 	}
 	for _, img := range imgs {
 		for _, l := range img.Layers {

@@ -29,7 +29,7 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	var src sources
-	fs.StringVar(&src.Bin, "bin", "", "directory with agnhost, nnp and pause")
+	fs.StringVar(&src.Bin, "bin", "", "directory with agnhost, nnp, sample-apiserver, etcd and pause")
 	fs.StringVar(&src.KubeSrc, "kube-src", "", "k8s.io/kubernetes module directory (data files of the images)")
 	fs.StringVar(&src.Busybox, "busybox", "/bin/busybox", "static busybox (Debian busybox-static)")
 	fs.StringVar(&src.Shell, "shell", lookPath("bash"), "the images' /bin/sh (Debian's bash), copied with its libraries; empty: busybox's ash")
