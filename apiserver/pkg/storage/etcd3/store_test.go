@@ -35,7 +35,9 @@ import (
 //
 //	create name=N [labels=k=v,...] [data=S]     Create
 //	get name=N                                  Get
-//	update name=N [labels=...] [data=S] [rv=R]  GuaranteedUpdate, R a precondition
+//	update name=N [labels=...] [data=S] [rv=R] [race=V]
+//	                                            GuaranteedUpdate, R a precondition; with race,
+//	                                            another writer annotates raced=V mid-update
 //	delete name=N [rv=R]                        Delete, R a precondition
 //	list [rv=R] [match=Exact|NotOlderThan] [limit=L] [continue] [labels=SEL] [fields=SEL]
 //	                                            GetList of the prefix; continue takes the last token
@@ -227,13 +229,31 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			pre = &storage.Preconditions{ResourceVersion: &rv}
 		}
 		want := configMap(t, d)
+		race := arg(d, "race")
+		var seen []string
 		out, err := h.store.GuaranteedUpdate(ctx, key(want.Name), pre, false, func(existing runtime.Object) (runtime.Object, error) {
+			seen = append(seen, describe(existing))
+			if race != "" && len(seen) == 1 {
+				// Another writer changes the object between this read and
+				// the write: the compare-and-swap fails and the update
+				// runs again on the other writer's result.
+				if _, err := h.store.GuaranteedUpdate(ctx, key(want.Name), nil, false, func(o runtime.Object) (runtime.Object, error) {
+					cm := o.(*corev1.ConfigMap).DeepCopy()
+					cm.Annotations = map[string]string{"raced": race}
+					return cm, nil
+				}); err != nil {
+					return nil, err
+				}
+			}
 			cm := existing.(*corev1.ConfigMap).DeepCopy()
 			cm.Labels, cm.Data = want.Labels, want.Data
 			return cm, nil
 		})
 		if err != nil {
 			return describeErr(err)
+		}
+		if race != "" {
+			return fmt.Sprintf("tried on: %s\nresult: %s", strings.Join(seen, "; "), describe(out))
 		}
 		return describe(out)
 	case "delete":
