@@ -219,6 +219,76 @@ func TestStorage(t *testing.T) {
 		})
 	})
 
+	// docs/storage.md's static volumes: a class without provisioner, a
+	// local volume on this node picked by the claim's selector (the
+	// smaller one that fits lacks its label); Retain
+	// keeps it Released, with its data, once the claim goes.
+	t.Run("static volume", func(t *testing.T) {
+		disk := filepath.Join(c.dir, "ssd")
+		if err := os.MkdirAll(disk, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(disk, "f"), []byte("on-the-disk\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "manual"}, Provisioner: "kubernetes.io/no-provisioner",
+			VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []struct{ name, path, size string }{{"disk-node1", disk, "20Gi"}, {"small", disk, "15Gi"}} {
+			labels := map[string]string{"disk": "ssd"}
+			if v.name == "small" {
+				labels = map[string]string{"disk": "hdd"}
+			}
+			if _, err := c.client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+				ObjectMeta: metav1.ObjectMeta{Name: v.name, Labels: labels},
+				Spec: corev1.PersistentVolumeSpec{
+					Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(v.size)},
+					AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+					StorageClassName:              "manual",
+					PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: v.path}},
+					NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+						MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{nodeName}}}}}}},
+				},
+			}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fast := claim.DeepCopy()
+		fast.Name = "fast"
+		fast.Spec.StorageClassName = ptr.To("manual")
+		fast.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("10Gi")
+		fast.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"disk": "ssd"}}
+		if _, err := pvcs.Create(ctx, fast, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		user := pod("fast-user", "cat /data/f")
+		user.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "fast"
+		if _, err := pods.Create(ctx, user, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		storageWaitPhase(t, c, "fast-user", corev1.PodSucceeded)
+		if b, err := pods.GetLogs("fast-user", &corev1.PodLogOptions{}).DoRaw(ctx); err != nil || string(b) != "on-the-disk\n" {
+			t.Errorf("the pod read %q, %v", b, err)
+		}
+		if got, err := pvcs.Get(ctx, "fast", metav1.GetOptions{}); err != nil || got.Spec.VolumeName != "disk-node1" || got.Status.Phase != corev1.ClaimBound {
+			t.Fatalf("claim fast: %v %+v", err, got)
+		}
+		storageDeletePod(t, c, "fast-user")
+		if err := pvcs.Delete(ctx, "fast", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		storageWait(t, "disk-node1 Released", func() (bool, error) {
+			pv, err := c.client.CoreV1().PersistentVolumes().Get(ctx, "disk-node1", metav1.GetOptions{})
+			return err == nil && pv.Status.Phase == corev1.VolumeReleased, err
+		})
+		if b, err := os.ReadFile(filepath.Join(disk, "f")); err != nil || string(b) != "on-the-disk\n" {
+			t.Errorf("Retain: the data after the claim went: %q, %v", b, err)
+		}
+	})
+
 	t.Run("unbound immediate claim", func(t *testing.T) {
 		if _, err := c.client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "nowhere"}, Provisioner: "example.com/nowhere",
