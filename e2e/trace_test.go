@@ -5,14 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ctlapp "skiff.dev/ctl/app"
 	"skiff.dev/ctl/pkg/trace"
+	kubeletapp "skiff.dev/kubelet/app"
 	"skiff.dev/kubelet/test/harness"
 )
 
@@ -48,7 +53,12 @@ func TestTraceAndWhy(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
 	writeFile(t, c.dir+"/web.yaml", strings.Replace(webRS, "replicas: 2", "replicas: 1", 1)+"---\n"+traceService)
-	c.kubectl(t, "apply", "-f", c.dir+"/web.yaml")
+	if os.Getenv("SKIFF_PATH_DOC") != "" {
+		// docs/path.md's material: every request of kubectl apply.
+		t.Logf("kubectl apply -v=10:\n%s", c.kubectl(t, "apply", "-v=10", "-f", c.dir+"/web.yaml"))
+	} else {
+		c.kubectl(t, "apply", "-f", c.dir+"/web.yaml")
+	}
 	// Three pods that do not run, each for its own reason.
 	writeFile(t, c.dir+"/broken.yaml", `apiVersion: v1
 kind: Pod
@@ -121,6 +131,22 @@ spec:
 		t.Errorf("scheduled step %+v, node %q", tr.Steps[3], tr.Node)
 	}
 	t.Logf("skiffctl trace rs/web:\n%s", c.skiffctl(t, "trace", "rs/web"))
+	if os.Getenv("SKIFF_PATH_DOC") != "" {
+		t.Logf("kubectl events:\n%s", c.kubectl(t, "events"))
+		t.Logf("skiffctl trace -o json:\n%s", c.skiffctl(t, "trace", "pod/"+pod.Name, "-o", "json"))
+		resp, err := c.ts.Server.EtcdClient().Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, kv := range resp.Kvs {
+			k := string(kv.Key)
+			if strings.Contains(k, "/default/") || strings.HasPrefix(k, "/registry/minions/") {
+				keys = append(keys, fmt.Sprintf("%s create_revision=%d mod_revision=%d", k, kv.CreateRevision, kv.ModRevision))
+			}
+		}
+		t.Logf("etcd keys (revision %d):\n%s", resp.Header.Revision, strings.Join(keys, "\n"))
+	}
 
 	why := func(name, what string, ok func(string) bool) {
 		t.Helper()
@@ -163,4 +189,64 @@ spec:
 		}
 		return len(l.Items) == 0, strings.Join(left, "; ")
 	})
+}
+
+// TestTraceCost (skipped unless SKIFF_TRACE_BENCH is set) measures the pod
+// start of the seed's ReplicaSet of 50 pods with the kubelet's extra trace
+// records (--trace-pod-start, the default) and without them: from each pod
+// first seen by the test's watch to it seen Ready.
+func TestTraceCost(t *testing.T) {
+	if os.Getenv("SKIFF_TRACE_BENCH") == "" {
+		t.Skip("set SKIFF_TRACE_BENCH=1 to measure the cost of the trace records")
+	}
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("trace-pod-start=%v", on), func(t *testing.T) {
+			c := startClusterWith(t, func(o *kubeletapp.Options) { o.TracePodStart = on })
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			w, err := c.client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			writeFile(t, c.dir+"/web.yaml", strings.Replace(webRS, "replicas: 2", "replicas: 50", 1))
+			c.kubectl(t, "apply", "-f", c.dir+"/web.yaml")
+			seen, ready := map[string]time.Time{}, map[string]time.Duration{}
+			for len(ready) < 50 {
+				select {
+				case ev, ok := <-w.ResultChan():
+					if !ok {
+						t.Fatalf("watch closed with %d of 50 pods ready", len(ready))
+					}
+					p, isPod := ev.Object.(*corev1.Pod)
+					if !isPod {
+						continue
+					}
+					now := time.Now()
+					if _, ok := seen[p.Name]; !ok {
+						seen[p.Name] = now
+					}
+					if _, done := ready[p.Name]; !done && podReady(p) {
+						ready[p.Name] = now.Sub(seen[p.Name])
+					}
+				case <-ctx.Done():
+					t.Fatalf("%d of 50 pods ready", len(ready))
+				}
+			}
+			var d []time.Duration
+			for _, v := range ready {
+				d = append(d, v)
+			}
+			sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+			t.Logf("RESULT trace-pod-start=%v pods=50 p50=%s p99=%s max=%s", on, d[24].Round(time.Millisecond), d[48].Round(time.Millisecond), d[49].Round(time.Millisecond))
+			_ = c.client.AppsV1().ReplicaSets("default").Delete(context.Background(), "web", metav1.DeleteOptions{})
+			harness.Poll(t, 3*time.Minute, "the 50 pods gone", func() (bool, string) {
+				l, err := c.client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
+				if err != nil {
+					return false, err.Error()
+				}
+				return len(l.Items) == 0, fmt.Sprintf("%d pods left", len(l.Items))
+			})
+		})
+	}
 }
