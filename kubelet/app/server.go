@@ -417,6 +417,12 @@ func (c *Config) serve(ctx context.Context) error {
 			http.Error(w, "container runtime: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
+		// As upstream's: unhealthy when the PLEG has not relisted the
+		// runtime for 3 minutes.
+		if err := c.Kubelet.PLEGHealthy(); err != nil {
+			http.Error(w, "PLEG is not healthy: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
 		_, _ = w.Write([]byte("ok"))
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {

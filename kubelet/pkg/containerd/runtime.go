@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/containerd/containerd"
+	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
+	tasktypes "github.com/containerd/containerd/api/types/task"
 	"github.com/containerd/containerd/cio"
 	"github.com/containerd/containerd/errdefs"
 	"github.com/containerd/containerd/namespaces"
@@ -406,7 +408,10 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 }
 
 // ListContainers implements pod.Runtime: the containers that carry a pod
-// UID label, with their state; exited tasks are reaped on the way.
+// UID label, with their state; exited tasks are reaped on the way. The
+// tasks' states come from one listing of containerd's tasks, so a listing
+// costs two calls to containerd however many containers there are (the
+// PLEG's relist lists every pod's), plus one per task to reap.
 func (r *Runtime) ListContainers(ctx context.Context, podUID types.UID) ([]pod.Container, error) {
 	ctx = r.ns(ctx)
 	filter := fmt.Sprintf("labels.%q", pod.LabelPodUID)
@@ -417,9 +422,19 @@ func (r *Runtime) ListContainers(ctx context.Context, podUID types.UID) ([]pod.C
 	if err != nil {
 		return nil, err
 	}
+	// After the containers: a task of a listed container is in it unless
+	// it was deleted meanwhile.
+	resp, err := r.client.TaskService().List(ctx, &tasksapi.ListTasksRequest{})
+	if err != nil {
+		return nil, err
+	}
+	procs := make(map[string]*tasktypes.Process, len(resp.Tasks))
+	for _, t := range resp.Tasks {
+		procs[t.ID] = t
+	}
 	out := make([]pod.Container, 0, len(list))
 	for _, c := range list {
-		pc, err := r.status(ctx, c)
+		pc, err := r.status(ctx, c, procs[c.ID()])
 		if errdefs.IsNotFound(err) {
 			continue // removed meanwhile
 		}
@@ -431,29 +446,34 @@ func (r *Runtime) ListContainers(ctx context.Context, podUID types.UID) ([]pod.C
 	return out, nil
 }
 
-func (r *Runtime) status(ctx context.Context, c containerd.Container) (pod.Container, error) {
+// status reads a container's state from its task as the tasks' listing
+// showed it (proc; nil when it had none).
+func (r *Runtime) status(ctx context.Context, c containerd.Container, proc *tasktypes.Process) (pod.Container, error) {
 	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
 	if err != nil {
 		return pod.Container{}, err
 	}
 	labels := info.Labels
 	pc := pod.Container{ID: c.ID(), CreatedAt: info.CreatedAt, Image: info.Image}
-	task, err := c.Task(ctx, nil)
-	switch {
-	case errdefs.IsNotFound(err):
-	case err != nil:
-		return pod.Container{}, err
-	default:
-		st, err := task.Status(ctx)
-		if err != nil {
-			return pod.Container{}, err
-		}
-		switch st.Status {
-		case containerd.Running, containerd.Paused, containerd.Pausing:
+	if proc != nil {
+		switch proc.Status {
+		case tasktypes.Status_RUNNING, tasktypes.Status_PAUSED, tasktypes.Status_PAUSING:
 			pc.State = pod.StateRunning
-		case containerd.Stopped:
-			if labels, err = r.reap(ctx, c, task); err != nil {
+		case tasktypes.Status_STOPPED:
+			task, err := c.Task(ctx, nil)
+			switch {
+			case errdefs.IsNotFound(err):
+				// Reaped meanwhile: its exit is in the labels, read again.
+				if info, err = c.Info(ctx); err != nil {
+					return pod.Container{}, err
+				}
+				labels = info.Labels
+			case err != nil:
 				return pod.Container{}, err
+			default:
+				if labels, err = r.reap(ctx, c, task); err != nil {
+					return pod.Container{}, err
+				}
 			}
 		default:
 			pc.State = pod.StateCreated

@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/kubelet/pkg/eviction"
+	"skiff.dev/kubelet/pkg/pleg"
 	"skiff.dev/kubelet/pkg/pod"
 )
 
@@ -47,7 +48,8 @@ type Options struct {
 	// at start like PodDirs.
 	PodUIDSources []func() ([]types.UID, error)
 	HostIP        string
-	// SyncPeriod is the per-pod resync (1 s when 0).
+	// SyncPeriod is the per-pod resync and the PLEG's relist period (1 s
+	// when 0).
 	SyncPeriod time.Duration
 	Metrics    *Metrics
 	// Admit, when set, decides whether a new pod may start here (the
@@ -59,10 +61,12 @@ type Options struct {
 }
 
 // Kubelet runs the pods bound to its node: one worker per pod, fed by an
-// informer that sees only those pods.
+// informer that sees only those pods and by the PLEG, which lists the
+// runtime once per period for all of them.
 type Kubelet struct {
-	o   Options
-	cfg *pod.WorkerConfig
+	o    Options
+	cfg  *pod.WorkerConfig
+	pleg *pleg.PLEG
 
 	mu      sync.Mutex
 	workers map[types.UID]*pod.Worker
@@ -107,9 +111,14 @@ func (k *Kubelet) GetPod(namespace, name string) (*corev1.Pod, bool) {
 // New returns a Kubelet.
 func New(o Options) *Kubelet {
 	k := &Kubelet{o: o, workers: map[types.UID]*pod.Worker{}}
+	po := pleg.Options{Runtime: o.Runtime, Period: o.SyncPeriod, OnChange: k.poke}
+	if o.Metrics != nil {
+		po.Metrics = o.Metrics.PLEG
+	}
+	k.pleg = pleg.New(po)
 	k.cfg = &pod.WorkerConfig{
 		Lifecycle: o.Lifecycle, Runtime: o.Runtime, Status: &statusWriter{client: o.Client},
-		HostIP: o.HostIP, SyncPeriod: o.SyncPeriod, Recorder: o.Recorder,
+		HostIP: o.HostIP, SyncPeriod: o.SyncPeriod, Recorder: o.Recorder, Containers: k.pleg,
 	}
 	if o.Metrics != nil {
 		k.cfg.OnStarted = func(_ *corev1.Pod, d, sli time.Duration) {
@@ -121,6 +130,20 @@ func New(o Options) *Kubelet {
 	}
 	return k
 }
+
+// poke wakes the worker of a pod whose containers the PLEG saw change.
+func (k *Kubelet) poke(uid types.UID) {
+	k.mu.Lock()
+	w := k.workers[uid]
+	k.mu.Unlock()
+	if w != nil {
+		w.Poke()
+	}
+}
+
+// PLEGHealthy is upstream's PLEG health check: an error when the runtime
+// has not been relisted for pleg.RelistThreshold.
+func (k *Kubelet) PLEGHealthy() error { return k.pleg.Healthy() }
 
 // RunningPods counts the pods whose containers all run.
 func (k *Kubelet) RunningPods() int {
@@ -146,6 +169,11 @@ func (k *Kubelet) Synced() bool {
 // afterwards, for the next kubelet to adopt.
 func (k *Kubelet) Start(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		k.pleg.Run(ctx)
+	}()
 	// The Node first: new pods are admitted against it.
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(k.o.Client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -155,6 +183,7 @@ func (k *Kubelet) Start(ctx context.Context) error {
 	nodeFactory.Start(ctx.Done())
 	defer nodeFactory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), nodeInf.HasSynced) {
+		k.wg.Wait()
 		return nil
 	}
 	k.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"skiff.dev/kubelet/pkg/images"
+	"skiff.dev/kubelet/pkg/pleg"
 	"skiff.dev/kubelet/pkg/pod"
 )
 
@@ -20,6 +21,8 @@ type Metrics struct {
 	PodStartSLIDuration prometheus.Histogram
 	RuntimeOperations   *prometheus.HistogramVec
 	RuntimeErrors       *prometheus.CounterVec
+	// PLEG are upstream's kubelet_pleg_* metrics.
+	PLEG *pleg.Metrics
 }
 
 // NewMetrics registers the metrics on reg; running counts the running pods.
@@ -50,6 +53,7 @@ func NewMetrics(reg prometheus.Registerer, running func() int) *Metrics {
 			Subsystem: "kubelet", Name: "running_pods",
 			Help: "Number of pods that have a running pod sandbox",
 		}, func() float64 { return float64(running()) }))
+	m.PLEG = pleg.NewMetrics(reg)
 	return m
 }
 

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -44,6 +45,18 @@ type WorkerConfig struct {
 	Now func() time.Time
 	// Recorder records the worker's events (DeadlineExceeded); may be nil.
 	Recorder record.EventRecorder
+	// Containers, when set, is the kubelet's PLEG: the workers read their
+	// containers from its last relist when that relist began after their
+	// own last change to them, and ask the runtime only otherwise.
+	Containers ContainerCache
+}
+
+// ContainerCache holds the pods' containers as the last relist of the
+// runtime saw them (the PLEG).
+type ContainerCache interface {
+	// Containers returns the pod's containers from a relist that began
+	// after `after`; ok is false when there is none yet.
+	Containers(uid types.UID, after time.Time) (cs []Container, ok bool)
 }
 
 // The reason and message of a pod that ran past its
@@ -67,10 +80,13 @@ type Worker struct {
 	firstSeen time.Time
 	started   bool // the pod start was observed (or the pod was adopted running)
 	refreshed bool // the containers were listed at least once
-	adopted   bool // the pod had containers when the worker first looked
-	terminal  bool
-	finished  bool // terminal, as Finished reports it
-	running   atomic.Bool
+	// wrote is when the worker last finished a sync that may have changed
+	// its containers: a cached listing must be newer to be used.
+	wrote    time.Time
+	adopted  bool // the pod had containers when the worker first looked
+	terminal bool
+	finished bool // terminal, as Finished reports it
+	running  atomic.Bool
 	// evicting is the eviction asked for, nil if none.
 	evicting *Eviction
 }
@@ -89,6 +105,7 @@ type Eviction struct {
 func NewWorker(cfg *WorkerConfig, pod *corev1.Pod) *Worker {
 	w := &Worker{cfg: cfg, pod: pod, notify: make(chan struct{}, 1), state: NewState(pod)}
 	w.firstSeen = w.now()
+	w.wrote = time.Now()
 	return w
 }
 
@@ -158,9 +175,14 @@ func (w *Worker) Finished() bool {
 // Running says the pod's containers all run.
 func (w *Worker) Running() bool { return w.running.Load() }
 
+// Poke makes the worker sync now (the PLEG saw its containers change).
+func (w *Worker) Poke() { w.poke() }
+
 // Run syncs the pod until it is torn down (then it returns true) or ctx
 // ends (then the containers are left running, to be adopted by the next
-// kubelet, and it returns false).
+// kubelet, and it returns false). It syncs when its pod is updated, when
+// the PLEG sees its containers change, and every SyncPeriod (for probes,
+// back-offs and deadlines).
 func (w *Worker) Run(ctx context.Context) bool {
 	period := w.cfg.SyncPeriod
 	if period <= 0 {
@@ -184,6 +206,19 @@ func (w *Worker) Run(ctx context.Context) bool {
 // Sync does one round for the pod; it returns true when the pod is gone
 // and the worker is done.
 func (w *Worker) Sync(ctx context.Context) bool {
+	clean := false
+	defer func() {
+		// A sync that may have created, started, stopped or removed
+		// containers: the next one reads them from a relist begun after
+		// now, or from the runtime.
+		if !clean {
+			w.wrote = time.Now()
+		}
+	}()
+	return w.sync(ctx, &clean)
+}
+
+func (w *Worker) sync(ctx context.Context, clean *bool) bool {
 	w.mu.Lock()
 	pod, removed, evicting := w.pod, w.removed, w.evicting
 	w.mu.Unlock()
@@ -211,7 +246,7 @@ func (w *Worker) Sync(ctx context.Context) bool {
 		w.finish(ctx)
 		return false
 	}
-	if err := w.refresh(ctx); err != nil {
+	if err := w.refreshCached(ctx); err != nil {
 		logger.Error(err, "Listing the pod's containers")
 		return false
 	}
@@ -219,6 +254,7 @@ func (w *Worker) Sync(ctx context.Context) bool {
 		w.deadlineExceeded(ctx)
 		return false
 	}
+	wasPrepared := s.Prepared
 	if !s.Prepared {
 		if err := w.cfg.Lifecycle.Prepare(ctx, s); err != nil {
 			logger.Info("Preparing the pod failed; will retry", "err", err)
@@ -254,7 +290,9 @@ func (w *Worker) Sync(ctx context.Context) bool {
 	}
 	if status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed {
 		w.finish(ctx)
+		return false
 	}
+	*clean = wasPrepared && !s.Changed
 	return false
 }
 
@@ -266,15 +304,33 @@ func (w *Worker) computeStatus() corev1.PodStatus {
 	return ComputeStatus(w.state, old, w.cfg.HostIP)
 }
 
+// refreshCached reads the pod's containers from the PLEG's last relist
+// when it began after the worker's last change to them, else from the
+// runtime.
+func (w *Worker) refreshCached(ctx context.Context) error {
+	if w.cfg.Containers != nil {
+		if cs, ok := w.cfg.Containers.Containers(w.state.Pod.UID, w.wrote); ok {
+			w.state.Containers = cs
+			w.noteRefreshed()
+			return nil
+		}
+	}
+	return w.refresh(ctx)
+}
+
 // refresh reads the pod's containers from the runtime.
 func (w *Worker) refresh(ctx context.Context) error {
 	if err := w.state.Refresh(ctx, w.cfg.Runtime); err != nil {
 		return err
 	}
+	w.noteRefreshed()
+	return nil
+}
+
+func (w *Worker) noteRefreshed() {
 	if !w.refreshed {
 		w.refreshed, w.adopted = true, len(w.state.Containers) > 0
 	}
-	return nil
 }
 
 func (w *Worker) observeStart(pod *corev1.Pod, st corev1.PodStatus) {

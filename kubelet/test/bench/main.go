@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,7 +57,10 @@ func main() {
 	parallel := flag.Int("parallel", 10, "concurrent create requests in the burst")
 	logFile := flag.String("log-file", "", "keep the kubelet's and API server's log in this file (default: a temporary file)")
 	verbosity := flag.String("v", "0", "log verbosity")
+	idle := flag.Int("idle", 0, "instead of the start-up phases: run this many pods and measure the CPU the kubelet's process and containerd use while they idle")
+	idleWindow := flag.Duration("idle-window", 60*time.Second, "how long the idle CPU is measured")
 	flag.Parse()
+	idlePods, idleFor = *idle, *idleWindow
 	m := &harness.Main{}
 	defer m.Close()
 	if err := run(m, *pods, *sequential, *ctrRuns, *parallel, *logFile, *verbosity); err != nil {
@@ -91,6 +95,9 @@ func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, ver
 	}
 	if err := deleteAll(client, n); err != nil {
 		return err
+	}
+	if idlePods > 0 {
+		return idleCPU(client, ctd, idlePods, parallel, idleFor)
 	}
 
 	fmt.Printf("burst: %d pods created with %d concurrent requests\n", burst, parallel)
@@ -431,4 +438,75 @@ func ctrFloor(n node, runs int) ([]time.Duration, error) {
 		out = append(out, time.Since(start))
 	}
 	return out, nil
+}
+
+// The idle phase's flags.
+var (
+	idlePods int
+	idleFor  time.Duration
+)
+
+// idleCPU starts n pods, lets them settle, and prints the CPU time this
+// process (the kubelet, with the API server and etcd beside it, idle) and
+// containerd use over the window, as a percentage of one core.
+func idleCPU(client kubernetes.Interface, ctd *harness.Containerd, n, parallel int, window time.Duration) error {
+	fmt.Printf("idle: %d pods\n", n)
+	if _, err := startPods(client, "idle", n, parallel); err != nil {
+		return err
+	}
+	ctdPID, err := pidOf(ctd.Dir)
+	if err != nil {
+		return err
+	}
+	// The start-up's status writes and node updates settle first.
+	settle := time.NewTimer(15 * time.Second)
+	<-settle.C
+	self0, ctd0 := cpuTicks(os.Getpid()), cpuTicks(ctdPID)
+	start := time.Now()
+	t := time.NewTimer(window)
+	<-t.C
+	elapsed := time.Since(start)
+	self1, ctd1 := cpuTicks(os.Getpid()), cpuTicks(ctdPID)
+	pctOf := func(ticks int64) float64 { return float64(ticks) / 100 / elapsed.Seconds() * 100 }
+	fmt.Printf("\n%d idle pods, %s window\n", n, elapsed.Round(time.Second))
+	fmt.Printf("%-50s %6.1f%%\n", "kubelet process (with the API server, etcd) CPU", pctOf(self1-self0))
+	fmt.Printf("%-50s %6.1f%%\n", "containerd CPU", pctOf(ctd1-ctd0))
+	return nil
+}
+
+// pidOf finds the containerd whose command line names dir.
+func pidOf(dir string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmd), "\x00")
+		if filepath.Base(args[0]) == "containerd" && strings.Contains(string(cmd), dir) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no containerd process with %s on its command line", dir)
+}
+
+// cpuTicks is a process's user and system CPU time in clock ticks
+// (1/100 s), from /proc/<pid>/stat.
+func cpuTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return utime + stime
 }
