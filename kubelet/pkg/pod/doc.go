@@ -20,8 +20,11 @@
 // before it.
 //
 // A Worker is one goroutine per pod fed by a channel of pod updates (as
-// upstream's pod workers): it syncs on every update and on a short tick,
-// computes the pod's status from what the runtime reports (ComputeStatus:
+// upstream's pod workers): it syncs on every update, when the kubelet's
+// PLEG (package pleg) sees its containers change, and on a short tick; it
+// reads its containers from the PLEG's last relist when that relist began
+// after the worker's own last change to them, else from the runtime;
+// it computes the pod's status from what the runtime reports (ComputeStatus:
 // phase, conditions, container states as upstream's kubelet computes them)
 // and sends it when it changed. Init containers run one after the other
 // before the app containers; exited containers restart as the restart
