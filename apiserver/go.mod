@@ -125,6 +125,7 @@ require (
 require (
 	github.com/cockroachdb/datadriven v1.0.2
 	k8s.io/cluster-bootstrap v0.32.4
+	k8s.io/component-helpers v0.32.4
 )
 
 require (

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // storageClassSuffix is how a per-StorageClass claim resource is named:
@@ -203,48 +204,16 @@ func addPodUsage(out corev1.ResourceList, pod *corev1.Pod, now time.Time) {
 	}
 }
 
-// podRequestsAndLimits are upstream's PodRequests and PodLimits: the sum
-// of the containers and of the sidecars (restartable init containers),
-// raised to what any init container needs while it runs (itself plus the
-// sidecars started before it), plus the pod overhead (on limits only where
-// a limit is set).
+// podRequestsAndLimits are upstream's evaluator's, from
+// k8s.io/component-helpers/resource: the sum of the containers and of the
+// sidecars (restartable init containers), raised to what any init
+// container needs while it runs (itself plus the sidecars started before
+// it), plus the pod overhead (on limits only where a limit is set).
+// Pod-level resources are skipped, as upstream while its PodLevelResources
+// gate is off (its default in 1.32).
 func podRequestsAndLimits(pod *corev1.Pod) (requests, limits corev1.ResourceList) {
-	requests = podTotal(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests })
-	limits = podTotal(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
-	AddTo(requests, pod.Spec.Overhead)
-	for name, q := range pod.Spec.Overhead {
-		if cur, ok := limits[name]; ok {
-			cur.Add(q)
-			limits[name] = cur
-		}
-	}
-	return requests, limits
-}
-
-// podTotal is one of upstream's PodRequests or PodLimits without the
-// overhead, for the list of each container that of returns.
-func podTotal(pod *corev1.Pod, of func(*corev1.Container) corev1.ResourceList) corev1.ResourceList {
-	total := corev1.ResourceList{}
-	for i := range pod.Spec.Containers {
-		AddTo(total, of(&pod.Spec.Containers[i]))
-	}
-	sidecars, initPeak := corev1.ResourceList{}, corev1.ResourceList{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		running := corev1.ResourceList{}
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			// A sidecar runs alongside the app containers.
-			AddTo(total, of(c))
-			AddTo(sidecars, of(c))
-			AddTo(running, sidecars)
-		} else {
-			AddTo(running, of(c))
-			AddTo(running, sidecars)
-		}
-		MaxInto(initPeak, running)
-	}
-	MaxInto(total, initPeak)
-	return total
+	opts := resourcehelper.PodResourcesOptions{SkipPodLevelResources: true}
+	return resourcehelper.PodRequests(pod, opts), resourcehelper.PodLimits(pod, opts)
 }
 
 // AddTo adds src into dst.
@@ -253,15 +222,6 @@ func AddTo(dst, src corev1.ResourceList) {
 		cur := dst[k]
 		cur.Add(v)
 		dst[k] = cur
-	}
-}
-
-// MaxInto raises each quantity of dst to src's where src's is larger.
-func MaxInto(dst, src corev1.ResourceList) {
-	for k, v := range src {
-		if cur, ok := dst[k]; !ok || v.Cmp(cur) > 0 {
-			dst[k] = v.DeepCopy()
-		}
 	}
 }
 

@@ -11,8 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-
-	"skiff.dev/component-base/quota"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // LimitRangerName is upstream's plugin name.
@@ -209,19 +208,12 @@ func validatePodLimits(lr *corev1.LimitRange, pod *corev1.Pod) []error {
 	return errs
 }
 
-// podTotals sums the containers and takes the larger of that and any init
-// container, resource by resource, as upstream's LimitRanger does.
+// podTotals are the pod's requests and limits as upstream's LimitRanger
+// computes them (k8s.io/component-helpers/resource: containers and sidecars,
+// at least each init container's peak), without the pod overhead.
 func podTotals(pod *corev1.Pod) (corev1.ResourceList, corev1.ResourceList) {
-	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
-	for _, c := range pod.Spec.Containers {
-		quota.AddTo(requests, c.Resources.Requests)
-		quota.AddTo(limits, c.Resources.Limits)
-	}
-	for _, c := range pod.Spec.InitContainers {
-		quota.MaxInto(requests, c.Resources.Requests)
-		quota.MaxInto(limits, c.Resources.Limits)
-	}
-	return requests, limits
+	opts := resourcehelper.PodResourcesOptions{ExcludeOverhead: true, SkipPodLevelResources: true}
+	return resourcehelper.PodRequests(pod, opts), resourcehelper.PodLimits(pod, opts)
 }
 
 func validateClaimLimits(lr *corev1.LimitRange, pvc *corev1.PersistentVolumeClaim) []error {

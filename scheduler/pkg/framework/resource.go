@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // The requests that scoring assumes for a container that asks for nothing,
@@ -98,68 +99,19 @@ func IsScalarResourceName(name corev1.ResourceName) bool {
 	return !native && !strings.HasPrefix(s, "requests.")
 }
 
-// PodRequests returns what a pod requests, as upstream's resource helper
-// computes it: the sum over the regular containers and the restartable
-// (sidecar) init containers, but at least what each ordinary init
-// container needs together with the sidecars started before it, plus the
-// pod overhead. nonMissing, when set, is added for a container that does
-// not name that resource at all (scoring's defaults).
+// PodRequests returns what a pod requests, as upstream's scheduler asks
+// k8s.io/component-helpers/resource: the sum over the regular containers
+// and the restartable (sidecar) init containers, but at least what each
+// ordinary init container needs together with the sidecars started before
+// it, plus the pod overhead. nonMissing, when set, is added for a container
+// that does not name that resource at all (scoring's defaults). Pod-level
+// resources are skipped, as upstream does while its PodLevelResources gate
+// is off (its default in 1.32).
 func PodRequests(pod *corev1.Pod, nonMissing corev1.ResourceList) corev1.ResourceList {
-	reqs := corev1.ResourceList{}
-	containerReqs := func(c *corev1.Container) corev1.ResourceList {
-		out := corev1.ResourceList{}
-		addList(out, c.Resources.Requests)
-		for name, q := range nonMissing {
-			if _, ok := c.Resources.Requests[name]; !ok {
-				out[name] = q.DeepCopy()
-			}
-		}
-		return out
-	}
-	for i := range pod.Spec.Containers {
-		addList(reqs, containerReqs(&pod.Spec.Containers[i]))
-	}
-	sidecars := corev1.ResourceList{}
-	initReqs := corev1.ResourceList{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		cr := containerReqs(c)
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addList(reqs, cr)
-			addList(sidecars, cr)
-			cr = sidecars
-		} else {
-			tmp := corev1.ResourceList{}
-			addList(tmp, cr)
-			addList(tmp, sidecars)
-			cr = tmp
-		}
-		maxList(initReqs, cr)
-	}
-	maxList(reqs, initReqs)
-	if pod.Spec.Overhead != nil {
-		addList(reqs, pod.Spec.Overhead)
-	}
-	return reqs
-}
-
-func addList(dst, src corev1.ResourceList) {
-	for name, q := range src {
-		if cur, ok := dst[name]; ok {
-			cur.Add(q)
-			dst[name] = cur
-		} else {
-			dst[name] = q.DeepCopy()
-		}
-	}
-}
-
-func maxList(dst, src corev1.ResourceList) {
-	for name, q := range src {
-		if cur, ok := dst[name]; !ok || q.Cmp(cur) > 0 {
-			dst[name] = q.DeepCopy()
-		}
-	}
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{
+		NonMissingContainerRequests: nonMissing,
+		SkipPodLevelResources:       true,
+	})
 }
 
 // NonZeroDefaults are the requests scoring assumes for a container that

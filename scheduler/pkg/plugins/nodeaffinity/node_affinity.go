@@ -4,7 +4,8 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	helper "k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"skiff.dev/scheduler/pkg/framework"
 )
@@ -30,17 +31,19 @@ func New() (framework.Plugin, error) { return &NodeAffinity{}, nil }
 func (*NodeAffinity) Name() string { return Name }
 
 // Matches is true when the node satisfies the pod's nodeSelector and
-// required node affinity.
+// required node affinity (k8s.io/component-helpers' RequiredNodeAffinity,
+// as upstream's plugin; a term that does not parse matches nothing).
 func Matches(pod *corev1.Pod, node *corev1.Node) bool {
-	if len(pod.Spec.NodeSelector) > 0 &&
-		!labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(node.Labels)) {
-		return false
-	}
-	a := pod.Spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return true
-	}
-	return MatchNodeSelectorTerms(node, a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms)
+	match, _ := helper.GetRequiredNodeAffinity(pod).Match(node)
+	return match
+}
+
+// MatchNodeSelectorTerms is true when the node matches any of the terms
+// (component-helpers' MatchNodeSelectorTerms; an invalid term matches
+// nothing).
+func MatchNodeSelectorTerms(node *corev1.Node, terms []corev1.NodeSelectorTerm) bool {
+	match, _ := corev1helpers.MatchNodeSelectorTerms(node, &corev1.NodeSelector{NodeSelectorTerms: terms})
+	return match
 }
 
 // Filter rejects nodes that do not match.
@@ -57,13 +60,11 @@ func (*NodeAffinity) Score(_ context.Context, _ *framework.CycleState, pod *core
 	if a == nil || a.NodeAffinity == nil {
 		return 0, nil
 	}
-	var sum int64
-	for _, t := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if t.Weight != 0 && matchTerm(ni.Node(), &t.Preference) {
-			sum += int64(t.Weight)
-		}
+	terms, err := helper.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+	if err != nil {
+		return 0, framework.AsStatus(err)
 	}
-	return sum, nil
+	return terms.Score(ni.Node()), nil
 }
 
 // ScoreExtensions returns the plugin.

@@ -9,9 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"skiff.dev/scheduler/pkg/framework"
 	"skiff.dev/scheduler/pkg/plugins/nodeaffinity"
+	"skiff.dev/scheduler/pkg/plugins/tainttoleration"
 )
 
 // Name is the plugin's name.
@@ -139,23 +141,8 @@ func (c *constraint) matchNodeInclusionPolicies(pod *corev1.Pod, node *corev1.No
 }
 
 func hasUntoleratedDoNotScheduleTaint(pod *corev1.Pod, node *corev1.Node) bool {
-	for i := range node.Spec.Taints {
-		t := &node.Spec.Taints[i]
-		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		tolerated := false
-		for j := range pod.Spec.Tolerations {
-			if pod.Spec.Tolerations[j].ToleratesTaint(t) {
-				tolerated = true
-				break
-			}
-		}
-		if !tolerated {
-			return true
-		}
-	}
-	return false
+	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, tainttoleration.DoNotScheduleTaintsFilter)
+	return untolerated
 }
 
 // filterConstraints parses the constraints with the given action, merging

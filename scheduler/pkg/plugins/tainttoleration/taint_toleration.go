@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"skiff.dev/scheduler/pkg/framework"
 )
@@ -26,26 +27,18 @@ func New() (framework.Plugin, error) { return &TaintToleration{}, nil }
 // Name returns Name.
 func (*TaintToleration) Name() string { return Name }
 
-func tolerated(tols []corev1.Toleration, taint *corev1.Taint) bool {
-	for i := range tols {
-		if tols[i].ToleratesTaint(taint) {
-			return true
-		}
-	}
-	return false
+// DoNotScheduleTaintsFilter keeps the NoSchedule and NoExecute taints, the
+// ones that keep a pod off a node.
+func DoNotScheduleTaintsFilter(t *corev1.Taint) bool {
+	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 }
 
 // Filter rejects a node with the first untolerated NoSchedule/NoExecute taint.
 func (*TaintToleration) Filter(_ context.Context, _ *framework.CycleState, pod *corev1.Pod, ni *framework.NodeInfo) *framework.Status {
-	for i := range ni.Node().Spec.Taints {
-		t := &ni.Node().Spec.Taints[i]
-		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		if !tolerated(pod.Spec.Tolerations, t) {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable,
-				fmt.Sprintf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value))
-		}
+	t, untolerated := corev1helpers.FindMatchingUntoleratedTaint(ni.Node().Spec.Taints, pod.Spec.Tolerations, DoNotScheduleTaintsFilter)
+	if untolerated {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable,
+			fmt.Sprintf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value))
 	}
 	return nil
 }
@@ -62,7 +55,7 @@ func (*TaintToleration) Score(_ context.Context, _ *framework.CycleState, pod *c
 	var n int64
 	for i := range ni.Node().Spec.Taints {
 		t := &ni.Node().Spec.Taints[i]
-		if t.Effect == corev1.TaintEffectPreferNoSchedule && !tolerated(tols, t) {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule && !corev1helpers.TolerationsTolerateTaint(tols, t) {
 			n++
 		}
 	}
