@@ -15,6 +15,27 @@ require (
 	k8s.io/klog/v2 v2.130.1
 	sigs.k8s.io/yaml v1.4.0
 	skiff.dev/apiserver v0.0.0
+	skiff.dev/component-base v0.0.0
+	skiff.dev/controller-manager v0.0.0
+)
+
+require (
+	cel.dev/expr v0.18.0 // indirect
+	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
+	github.com/asaskevich/govalidator v0.0.0-20190424111038-f61b66f89f4a // indirect
+	github.com/blang/semver/v4 v4.0.0 // indirect
+	github.com/google/cel-go v0.22.0 // indirect
+	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	github.com/stoewer/go-strcase v1.3.0 // indirect
+	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
+	gopkg.in/square/go-jose.v2 v2.6.0 // indirect
+	k8s.io/apiextensions-apiserver v0.32.4 // indirect
+	k8s.io/component-base v0.32.4 // indirect
+	k8s.io/component-helpers v0.32.4 // indirect
+	k8s.io/kube-aggregator v0.32.4 // indirect
+	k8s.io/metrics v0.32.4 // indirect
+	k8s.io/pod-security-admission v0.32.4 // indirect
 )
 
 require (
@@ -102,9 +123,15 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/cluster-bootstrap v0.32.4
 	k8s.io/kube-openapi v0.0.0-20241105132330-32ad38e42d3f // indirect
-	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738 // indirect
+	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.2 // indirect
 )
 
 replace skiff.dev/apiserver => ../apiserver
+
+replace skiff.dev/controller-manager => ../controller-manager
+
+replace skiff.dev/component-base => ../component-base
+
+replace skiff.dev/scheduler => ../scheduler

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -89,7 +91,41 @@ func runDrain(ctx context.Context, f *cli.Factory, n *nodeFlags, h *drain.Helper
 			fmt.Fprintf(errOut, " %s\n", name)
 		}
 	}
-	return aggregate(fatal)
+	return kubectlErrors(fatal)
+}
+
+// linesError is how kubectl prints an aggregate of errors when it exits:
+// each on a line of its own, without "error: ".
+type linesError []error
+
+func (e linesError) Error() string { return strings.TrimSuffix(e.KubectlLines(), "\n") }
+
+// KubectlLines is the text PrintError writes.
+func (e linesError) KubectlLines() string {
+	var b strings.Builder
+	for _, err := range e {
+		b.WriteString(err.Error() + "\n")
+	}
+	return b.String()
+}
+
+func (e linesError) Unwrap() []error { return e }
+
+// kubectlErrors is what kubectl's drain exits with for the errors of the
+// nodes it could not drain: one node's aggregate is printed one error a
+// line, several nodes' one node a line.
+func kubectlErrors(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		var inner interface{ Unwrap() []error }
+		if errors.As(errs[0], &inner) {
+			return linesError(inner.Unwrap())
+		}
+		return errs[0]
+	}
+	return linesError(errs)
 }
 
 // drainNode evicts or deletes the node's pods the filters let go.

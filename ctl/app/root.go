@@ -112,6 +112,11 @@ func explainErrors(cmd *cobra.Command, f *cli.Factory) {
 // PrintError writes err as kubectl does: API errors as they are ("Error
 // from server (Reason): ..."), others after "error: ".
 func PrintError(w io.Writer, err error) {
+	var lines interface{ KubectlLines() string }
+	if errors.As(err, &lines) {
+		fmt.Fprint(w, lines.KubectlLines())
+		return
+	}
 	var explained *cli.ExplainedError
 	if errors.As(err, &explained) {
 		fmt.Fprintln(w, err)
