@@ -118,6 +118,19 @@ func Collect(ctx context.Context, cs kubernetes.Interface, ns, ref string) ([]In
 			}
 			if m != nil {
 				in.OwnerCreated = m.CreationTimestamp.Time
+				// The ReplicaSet's Deployment, stored before it.
+				if d := metav1.GetControllerOf(m); d != nil && d.Kind == "Deployment" {
+					dm, seen := owners[d.UID]
+					if !seen {
+						if dep, err := cs.AppsV1().Deployments(ns).Get(ctx, d.Name, metav1.GetOptions{}); err == nil && dep.UID == d.UID {
+							dm = &dep.ObjectMeta
+						}
+						owners[d.UID] = dm
+					}
+					if dm != nil {
+						in.Deployment, in.DeploymentCreated = d.Name, dm.CreationTimestamp.Time
+					}
+				}
 			}
 			in.OwnerEvents = eventsOf(events, o.Kind, o.Name, o.UID)
 		}

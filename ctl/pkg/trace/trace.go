@@ -61,6 +61,9 @@ type Input struct {
 	OwnerName    string
 	OwnerCreated time.Time
 	OwnerEvents  []corev1.Event
+	// Deployment is the ReplicaSet's Deployment, when it has one.
+	Deployment        string
+	DeploymentCreated time.Time
 	// Slices are EndpointSlices of the pod's namespace.
 	Slices []discoveryv1.EndpointSlice
 }
@@ -127,7 +130,11 @@ func Build(in Input) Trace {
 	add := func(s Step) { steps = append(steps, s) }
 	missing := func(format string, a ...any) { tr.Missing = append(tr.Missing, fmt.Sprintf(format, a...)) }
 
-	// 1. The owner, stored before its pods.
+	// 1. The Deployment and the owner, stored before the pods.
+	if in.Deployment != "" && !in.DeploymentCreated.IsZero() {
+		add(Step{Name: "deployment stored", Component: "apiserver", Source: "creationTimestamp",
+			Detail: "Deployment/" + in.Deployment, Recorded: in.DeploymentCreated})
+	}
 	if in.OwnerKind != "" && !in.OwnerCreated.IsZero() {
 		add(Step{Name: strings.ToLower(in.OwnerKind) + " stored", Component: "apiserver",
 			Source: "creationTimestamp", Detail: in.OwnerKind + "/" + in.OwnerName, Recorded: in.OwnerCreated})

@@ -212,9 +212,11 @@ func TestBuildMissingSteps(t *testing.T) {
 
 func TestCollectReplicaSet(t *testing.T) {
 	p, evs, rsEv := runningPod()
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-rs", CreationTimestamp: at(-time.Second)}}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-dep", CreationTimestamp: at(-2 * time.Second)}}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-rs", CreationTimestamp: at(-time.Second),
+		OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: "web", UID: "uid-dep", Controller: ptr.To(true)}}}}
 	stranger := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "default", UID: "o"}}
-	cs := fake.NewSimpleClientset(rs, p, stranger)
+	cs := fake.NewSimpleClientset(dep, rs, p, stranger)
 	for i := range evs {
 		if _, err := cs.CoreV1().Events("default").Create(context.Background(), &evs[i], metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -224,13 +226,19 @@ func TestCollectReplicaSet(t *testing.T) {
 	if _, err := cs.CoreV1().Events("default").Create(context.Background(), &rsEv[0], metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, ref := range []string{"rs/web", "pod/web-1"} {
+	for _, ref := range []string{"rs/web", "pod/web-1", "deployment/web"} {
 		ins, err := Collect(context.Background(), cs, "default", ref)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(ins) != 1 || ins[0].Pod.Name != "web-1" || len(ins[0].Events) != 8 || len(ins[0].OwnerEvents) != 1 || !ins[0].OwnerCreated.Equal(t0.Add(-time.Second)) {
 			t.Fatalf("%s: %d inputs %+v", ref, len(ins), ins)
+		}
+		if ins[0].Deployment != "web" || !ins[0].DeploymentCreated.Equal(t0.Add(-2*time.Second)) {
+			t.Errorf("%s: deployment %q created %s", ref, ins[0].Deployment, ins[0].DeploymentCreated)
+		}
+		if tr := Build(ins[0]); tr.Steps[0].Name != "deployment stored" || tr.Total != 11*time.Second {
+			t.Errorf("%s: first step %q, total %s", ref, tr.Steps[0].Name, tr.Total)
 		}
 	}
 	for _, ref := range []string{"web", "svc/web", "pod/"} {
