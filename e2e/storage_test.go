@@ -289,6 +289,30 @@ func TestStorage(t *testing.T) {
 		}
 	})
 
+	// Claims nothing can satisfy stay Pending, with events that say why.
+	t.Run("claims no class can satisfy", func(t *testing.T) {
+		for _, tc := range []struct{ name, class, reason, message string }{
+			{"no-class", "", "FailedBinding", "no persistent volumes available for this claim and no storage class is set"},
+			{"no-such-class", "gold", "ProvisioningFailed", `storageclass.storage.k8s.io "gold" not found`},
+		} {
+			pvc := claim.DeepCopy()
+			pvc.Name, pvc.Spec.StorageClassName = tc.name, ptr.To(tc.class)
+			if _, err := pvcs.Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			storageWait(t, tc.reason+" on "+tc.name, func() (bool, error) {
+				evs, err := c.client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + tc.name})
+				if err != nil {
+					return false, err
+				}
+				return slices.ContainsFunc(evs.Items, func(e corev1.Event) bool { return e.Reason == tc.reason && e.Message == tc.message }), nil
+			})
+			if got, err := pvcs.Get(ctx, tc.name, metav1.GetOptions{}); err != nil || got.Status.Phase != corev1.ClaimPending {
+				t.Errorf("claim %s: %v %+v", tc.name, err, got)
+			}
+		}
+	})
+
 	t.Run("unbound immediate claim", func(t *testing.T) {
 		if _, err := c.client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
 			ObjectMeta: metav1.ObjectMeta{Name: "nowhere"}, Provisioner: "example.com/nowhere",
