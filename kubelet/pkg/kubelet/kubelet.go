@@ -428,9 +428,12 @@ type statusWriter struct {
 func (s *statusWriter) UpdateStatus(ctx context.Context, p *corev1.Pod, st corev1.PodStatus) error {
 	cur := p.DeepCopy()
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		// The scheduler's and others' conditions stay: those of the object
+		// the update is made on (after a conflict, the fresh one, which
+		// may carry a DisruptionTarget set meanwhile).
+		others := cur.Status.Conditions
 		cur.Status = *st.DeepCopy()
-		// The scheduler's and others' conditions stay.
-		cur.Status.Conditions = mergeConditions(p.Status.Conditions, st.Conditions)
+		cur.Status.Conditions = mergeConditions(others, st.Conditions)
 		_, err := s.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			fresh, gerr := s.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
