@@ -99,14 +99,66 @@ func (h *Handler) evictPod(ctx context.Context, s *registry.Store, ns, name stri
 	return h.deleteEvicted(ctx, s, pod, opts, dry)
 }
 
+// deleteEvicted deletes an evicted pod after marking it, as upstream's
+// addConditionAndDeletePod: the DisruptionTarget condition (reason
+// EvictionByEvictionAPI) goes into its status first, so that what watches
+// the pod (a Job's pod failure policy) knows why it ends.
 func (h *Handler) deleteEvicted(ctx context.Context, s *registry.Store, pod *corev1.Pod, opts *metav1.DeleteOptions, dry bool) error {
 	o := opts.DeepCopy()
 	if o.Preconditions == nil {
 		uid := pod.UID
 		o.Preconditions = &metav1.Preconditions{UID: &uid}
 	}
+	if !dry && s.R.StatusStrategy != nil {
+		updated, _, err := s.Update(ctx, pod.Namespace, pod.Name, func(_ context.Context, cur runtime.Object, exists bool) (runtime.Object, error) {
+			if !exists {
+				return nil, apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
+			}
+			p := cur.(*corev1.Pod).DeepCopy()
+			if uid := o.Preconditions.UID; uid != nil && *uid != "" && *uid != p.UID {
+				return nil, apierrors.NewConflict(corev1.Resource("pods"), p.Name,
+					fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s); the object might have been deleted and then recreated", *uid, p.UID))
+			}
+			if rv := o.Preconditions.ResourceVersion; rv != nil && *rv != "" && *rv != p.ResourceVersion {
+				return nil, apierrors.NewConflict(corev1.Resource("pods"), p.Name,
+					fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s); the object might have been modified", *rv, p.ResourceVersion))
+			}
+			setPodCondition(&p.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting"})
+			return p, nil
+		}, s.R.StatusStrategy, false)
+		if err != nil {
+			return err
+		}
+		if o.Preconditions.ResourceVersion != nil && *o.Preconditions.ResourceVersion != "" {
+			// This update moved the version the caller named.
+			rv := updated.(*corev1.Pod).ResourceVersion
+			o.Preconditions.ResourceVersion = &rv
+		}
+	}
 	_, _, err := s.Delete(ctx, pod.Namespace, pod.Name, o, dry)
 	return err
+}
+
+// setPodCondition sets c in st as upstream's podutil.UpdatePodCondition:
+// the transition time moves only when the status does.
+func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) {
+	now := metav1.Now()
+	for i := range st.Conditions {
+		old := &st.Conditions[i]
+		if old.Type != c.Type {
+			continue
+		}
+		c.LastTransitionTime = old.LastTransitionTime
+		if old.Status != c.Status {
+			c.LastTransitionTime = now
+		}
+		c.LastProbeTime = old.LastProbeTime
+		*old = c
+		return
+	}
+	c.LastTransitionTime = now
+	st.Conditions = append(st.Conditions, c)
 }
 
 func matchingBudgets(ctx context.Context, pdbs *registry.Store, pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {

@@ -22,6 +22,47 @@ func readyPod(name string) *corev1.Pod {
 	return p
 }
 
+// An evicted pod is marked DisruptionTarget (EvictionByEvictionAPI) before
+// it is deleted, as upstream's eviction: a pod kept by a finalizer shows
+// the condition beside its deletion timestamp.
+func TestEvictionMarksDisruptionTarget(t *testing.T) {
+	ts := start(t, nil)
+	pods := ts.Client.CoreV1().Pods("default")
+	p := readyPod("marked")
+	p.Finalizers = []string{"example.com/keep"}
+	p, err := pods.Create(ctx(t), p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Phase = corev1.PodRunning
+	if _, err := pods.UpdateStatus(ctx(t), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.EvictV1(ctx(t), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "marked", Namespace: "default"}}); err != nil {
+		t.Fatalf("eviction: %v", err)
+	}
+	got, err := pods.Get(ctx(t), "marked", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DeletionTimestamp == nil {
+		t.Error("evicted pod has no deletion timestamp")
+	}
+	var cond *corev1.PodCondition
+	for i := range got.Status.Conditions {
+		if got.Status.Conditions[i].Type == corev1.DisruptionTarget {
+			cond = &got.Status.Conditions[i]
+		}
+	}
+	if cond == nil || cond.Status != corev1.ConditionTrue || cond.Reason != "EvictionByEvictionAPI" || cond.LastTransitionTime.IsZero() {
+		t.Errorf("DisruptionTarget condition = %+v", cond)
+	}
+	got.Finalizers = nil
+	if _, err := pods.Update(ctx(t), got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestEvictionHonoursDisruptionBudget(t *testing.T) {
 	ts := start(t, nil)
 	c := ts.Client
