@@ -479,8 +479,10 @@ func evictedStatus(st corev1.PodStatus, e *Eviction, now time.Time) corev1.PodSt
 // stopped because it is being deleted, as upstream's getPhase for a
 // terminal pod: Succeeded when every container that ran exited 0, else
 // Failed (whatever the restart policy); a container still running is
-// counted as killed; nothing is ready. A phase already terminal stays.
-func terminatedStatus(st corev1.PodStatus, now time.Time) corev1.PodStatus {
+// counted as killed; nothing is ready. A phase already terminal stays. A
+// container the runtime no longer shows keeps its state of prev (the
+// status last written): a terminated state may not go back to another.
+func terminatedStatus(st, prev corev1.PodStatus, now time.Time) corev1.PodStatus {
 	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
 		return st
 	}
@@ -490,6 +492,13 @@ func terminatedStatus(st corev1.PodStatus, now time.Time) corev1.PodStatus {
 	for i := range st.ContainerStatuses {
 		cs := &st.ContainerStatuses[i]
 		cs.Ready, cs.Started = false, ptr.To(false)
+		if cs.State.Terminated == nil && cs.LastTerminationState.Terminated == nil {
+			for _, p := range prev.ContainerStatuses {
+				if p.Name == cs.Name && (p.State.Terminated != nil || p.State.Running != nil) {
+					cs.State, cs.ContainerID = p.State, p.ContainerID
+				}
+			}
+		}
 		switch {
 		case cs.State.Running != nil:
 			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
@@ -599,7 +608,11 @@ func (w *Worker) terminate(ctx context.Context, removed bool) bool {
 			logger.Error(err, "Listing the pod's containers")
 			return false
 		}
-		if err := w.send(ctx, s.Pod, terminatedStatus(w.computeStatus(), s.Now)); err != nil {
+		prev := s.Pod.Status
+		if w.lastSent != nil {
+			prev = *w.lastSent
+		}
+		if err := w.send(ctx, s.Pod, terminatedStatus(w.computeStatus(), prev, s.Now)); err != nil {
 			logger.Error(err, "Updating the final status of a pod being deleted; will retry")
 			return false
 		}

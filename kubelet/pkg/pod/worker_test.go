@@ -737,16 +737,21 @@ func TestTerminatedStatusPhase(t *testing.T) {
 	tests := []struct {
 		name string
 		st   corev1.PodStatus
+		prev corev1.PodStatus
 		want corev1.PodPhase
 	}{
 		{name: "every container exited 0", st: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{term(0), term(0)}}, want: corev1.PodSucceeded},
 		{name: "one failed", st: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{term(0), term(143)}}, want: corev1.PodFailed},
 		{name: "one never started", st: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}}}}, want: corev1.PodFailed},
+		{name: "gone from the runtime after exiting 0", st: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}}}},
+			prev: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}}}}, want: corev1.PodSucceeded},
+		{name: "gone from the runtime while running", st: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}}}},
+			prev: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}, want: corev1.PodFailed},
 		{name: "already succeeded", st: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{term(1)}}, want: corev1.PodSucceeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := terminatedStatus(tt.st, time.Now()).Phase; got != tt.want {
+			if got := terminatedStatus(tt.st, tt.prev, time.Now()).Phase; got != tt.want {
 				t.Errorf("phase = %s, want %s", got, tt.want)
 			}
 		})
