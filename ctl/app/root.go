@@ -62,6 +62,8 @@ func NewSkiffctlCommand() *cobra.Command {
 		NewCordonCommand(f),
 		NewUncordonCommand(f),
 		NewDrainCommand(f),
+		NewExecCommand(f),
+		NewPortForwardCommand(f),
 		NewJoinCommand(),
 		NewCompletionCommand(),
 	)

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,6 +20,11 @@ func main() {
 	klog.Flush()
 	if err != nil {
 		app.PrintError(os.Stderr, err)
+		// A remote command's exit code (skiffctl exec), as kubectl.
+		var status interface{ ExitStatus() int }
+		if errors.As(err, &status) {
+			os.Exit(status.ExitStatus())
+		}
 		os.Exit(1)
 	}
 }
