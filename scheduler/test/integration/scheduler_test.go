@@ -456,6 +456,7 @@ func TestLeaseHealthAndMetrics(t *testing.T) {
 	}
 	for _, want := range []string{
 		`scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",result="scheduled"} 1`,
+		`scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"} 1`,
 		`scheduler_pending_pods{queue="active"} 0`,
 		`scheduler_pending_pods{queue="unschedulable"}`,
 	} {
