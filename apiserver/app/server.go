@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"flag"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
@@ -16,11 +17,9 @@ import (
 func NewAPIServerCommand() *cobra.Command {
 	opts := server.NewOptions()
 	cmd := &cobra.Command{
-		Use:   "skiff-apiserver",
-		Short: "skiff's API server: the Kubernetes API over etcd, with watch",
-		Long: `skiff-apiserver serves the Kubernetes API (core/v1, apps/v1, coordination.k8s.io/v1,
-discovery.k8s.io/v1, rbac.authorization.k8s.io/v1) over HTTPS, stores objects in etcd
-(embedded by default) and streams changes to watchers. kubectl and client-go work against it.`,
+		Use:          "skiff-apiserver",
+		Short:        "skiff's API server: the Kubernetes API over etcd, with watch",
+		Long:         longHelp(),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return Run(signals.Context(), opts)
@@ -32,6 +31,31 @@ discovery.k8s.io/v1, rbac.authorization.k8s.io/v1) over HTTPS, stores objects in
 	cmd.Flags().AddGoFlagSet(fs)
 	flagsfile.Install(cmd)
 	return cmd
+}
+
+// longHelp describes the server and lists the API group-versions it
+// serves, from the resource table.
+func longHelp() string {
+	var b strings.Builder
+	b.WriteString("skiff-apiserver serves the Kubernetes API over HTTPS, stores objects in etcd (embedded\n" +
+		"by default) and streams changes to watchers. kubectl and client-go work against it.\n\nIt serves:")
+	line := len("It serves:")
+	for i, gv := range server.ServedGroupVersions() {
+		word := " " + gv
+		if i > 0 {
+			b.WriteString(",")
+			line++
+		}
+		if line+len(word) > 90 {
+			b.WriteString("\n ")
+			line = 1
+		}
+		b.WriteString(word)
+		line += len(word)
+	}
+	b.WriteString(";\nthe groups of CustomResourceDefinitions, and APIServices through the aggregation layer.\n" +
+		"metrics.k8s.io is built in unless --metric-resolution=0.")
+	return b.String()
 }
 
 // Run builds the server and serves until ctx ends.

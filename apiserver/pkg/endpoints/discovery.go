@@ -43,6 +43,11 @@ func (d *Discovery) all() []*registry.Resource {
 	return append(slices.Clone(d.resources), d.h.CustomResources()...)
 }
 
+// ReviewGroupVersions are the groups served by create-only handlers rather
+// than the resource table: access reviews (authorization.k8s.io) and token
+// and self-subject reviews (authentication.k8s.io).
+var ReviewGroupVersions = []schema.GroupVersion{{Group: "authorization.k8s.io", Version: "v1"}, {Group: "authentication.k8s.io", Version: "v1"}}
+
 // NewDiscovery builds discovery for resources.
 func NewDiscovery(h *Handler, resources []*registry.Resource, v version.Info, serverAddress string) *Discovery {
 	return &Discovery{h: h, resources: resources, version: v, ServerAddress: serverAddress}
@@ -72,8 +77,9 @@ func (d *Discovery) groups() []metav1.APIGroup {
 			add(r.Group, r.Version)
 		}
 	}
-	add("authorization.k8s.io", "v1")
-	add("authentication.k8s.io", "v1")
+	for _, gv := range ReviewGroupVersions {
+		add(gv.Group, gv.Version)
+	}
 	// As upstream's aggregator orders /apis: by the highest
 	// groupPriorityMinimum of a group's APIServices, then by name.
 	priority := map[string]int32{}

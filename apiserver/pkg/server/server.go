@@ -34,7 +34,6 @@ import (
 	"skiff.dev/apiserver/pkg/admission/validatingpolicy"
 	"skiff.dev/apiserver/pkg/aggregator"
 	"skiff.dev/apiserver/pkg/api"
-	"skiff.dev/apiserver/pkg/apiextensions"
 	"skiff.dev/apiserver/pkg/audit"
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/authz"
@@ -177,7 +176,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	}
 	s.compiledAdmission = s.admission.Compile()
 
-	resources := append(registry.Resources(), apiextensions.CRDResource())
+	resources := BuiltinResources()
 	s.resources = resources
 	var shared []*registry.Resource
 	for _, r := range resources {
