@@ -47,17 +47,23 @@ import (
 //	update name=N [labels=...] [data=S]       (labels and data are replaced)
 //	delete name=N
 //	compact rev=R                             etcd compaction up to R
-//	start [window=N]                          start the cacher and wait until it has listed
-//	watch id=W [rv=R] [labels=SEL] [fields=SEL] [name=N] [bookmarks] [initial=true|false]
-//	                                          Cacher.Watch (name: one key, else the prefix)
+//	start [window=N] [buffer=B]               start the cacher and wait until it has listed
+//	                                          (N events kept, B events a watcher may lag)
+//	watch id=W [rv=R] [labels=SEL] [fields=SEL] [name=N] [bookmarks] [initial=true|false] [nosync]
+//	                                          Cacher.Watch (name: one key, else the prefix),
+//	                                          after waiting as events does unless nosync
 //	events id=W [nosync]                      wait until the cache has etcd's current
 //	                                          revision (unless nosync), then print every
 //	                                          event W has been sent since the last events,
 //	                                          or that W was closed
+//	closed id=W                               wait as events does, then tell whether the
+//	                                          cacher closed W, without reading from it
 //	bookmark                                  wait as events does, then do what the
 //	                                          bookmark timer does
-//	list [rv=R] [match=M] [limit=L] [labels=SEL] [fields=SEL]
-//	                                          Cacher.GetList; prints whether the cache or etcd answered
+//	list [rv=R] [match=M] [limit=L] [labels=SEL] [fields=SEL] [nosync]
+//	                                          Cacher.GetList; prints whether the cache or etcd
+//	                                          answered; with an rv, after waiting as events
+//	                                          does unless nosync (a consistent list waits itself)
 //	cut / restore                             make etcd unreachable for the cacher / reachable again
 //	rev                                       etcd's revision and the cache's
 func TestCacher(t *testing.T) {
@@ -355,6 +361,9 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		if d.HasArg("window") {
 			d.ScanArgs(t, "window", &cfg.WindowSize)
 		}
+		if d.HasArg("buffer") {
+			d.ScanArgs(t, "buffer", &cfg.WatcherBuffer)
+		}
 		h.cacher = New(cfg)
 		cctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -365,6 +374,11 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		return fmt.Sprintf("ready at rev=%d", h.cacher.Revision())
 	case "watch":
+		if !d.HasArg("nosync") {
+			if err := h.sync(); err != nil {
+				return err.Error()
+			}
+		}
 		opts := storage.ListOptions{ResourceVersion: arg(d, "rv"), Recursive: true, Predicate: predicate(t, d),
 			AllowWatchBookmarks: d.HasArg("bookmarks")}
 		k := "/registry/configmaps/ns"
@@ -390,6 +404,14 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		return h.events(h.watches[arg(d, "id")])
+	case "closed":
+		if err := h.sync(); err != nil {
+			return err.Error()
+		}
+		h.cacher.mu.Lock()
+		defer h.cacher.mu.Unlock()
+		_, registered := h.cacher.watchers[h.watches[arg(d, "id")].id]
+		return fmt.Sprintf("closed=%v registered=%v watchers=%d", h.watches[arg(d, "id")].closed, registered, len(h.cacher.watchers))
 	case "bookmark":
 		if err := h.sync(); err != nil {
 			return err.Error()
@@ -397,6 +419,11 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		h.cacher.sendBookmarks()
 		return "ok"
 	case "list":
+		if !d.HasArg("nosync") && arg(d, "rv") != "" {
+			if err := h.sync(); err != nil {
+				return err.Error()
+			}
+		}
 		opts := storage.ListOptions{ResourceVersion: arg(d, "rv"), ResourceVersionMatch: metav1.ResourceVersionMatch(arg(d, "match")),
 			Recursive: true, Predicate: predicate(t, d)}
 		_, _, fromCache, _ := h.cacher.list(ctx, "/registry/configmaps/ns", opts)
