@@ -243,6 +243,7 @@ func TestLimitRangerPlugin(t *testing.T) {
 		name     string
 		requests corev1.ResourceList
 		limits   corev1.ResourceList
+		sidecar  bool
 		want     string
 	}{
 		{name: "defaults fit"},
@@ -251,11 +252,19 @@ func TestLimitRangerPlugin(t *testing.T) {
 			want: "cpu max limit to request ratio per Container is 4, but provided ratio is 4.500000"},
 		{name: "pod max", requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m")}, limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m")},
 			want: "maximum cpu usage per Pod is 500m, but limit is 600m"},
+		// A sidecar runs beside the app container: their limits add up
+		// (an ordinary init container's would not).
+		{name: "pod max with a sidecar", requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}, limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m")},
+			sidecar: true, want: "maximum cpu usage per Pod is 500m, but limit is 600m"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := newPod("x")
 			pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: tc.requests, Limits: tc.limits}
+			if tc.sidecar {
+				pod.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "envoy", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+					Resources: *pod.Spec.Containers[0].Resources.DeepCopy()}}
+			}
 			a := podCreate(pod)
 			if err := l.Admit(context.Background(), a); err != nil {
 				t.Fatal(err)
