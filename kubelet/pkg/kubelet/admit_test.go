@@ -1,11 +1,18 @@
 package kubelet
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"skiff.dev/kubelet/pkg/pod"
 )
 
 func admitNode() *corev1.Node {
@@ -101,3 +108,56 @@ func TestAdmitGeneral(t *testing.T) {
 		})
 	}
 }
+
+// A refused pod stays refused while its Failed status is on its way (the
+// host port it wanted may free up meanwhile), and a pod whose phase is
+// terminal no longer holds its host ports.
+func TestKubeletRejectionIsFinal(t *testing.T) {
+	a := admitPod("a", withHostPort(80, ""))
+	a.UID, a.Status.Phase = "ua", corev1.PodPending
+	b := admitPod("b", withHostPort(80, ""))
+	b.UID, b.Status.Phase = "ub", corev1.PodPending
+	client := fake.NewSimpleClientset(a.DeepCopy(), b.DeepCopy())
+	// a's worker never gets past preparing: it stays active.
+	k := New(Options{NodeName: "n1", Client: client, Runtime: &fakeRuntime{}, Network: &fakeNetwork{}, Lifecycle: &pod.Lifecycle{Hooks: []pod.Hook{notReady{}}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		cancel()
+		k.wg.Wait()
+	}()
+	k.update(ctx, a)
+	k.update(ctx, b)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := client.CoreV1().Pods("ns").Get(ctx, "b", metav1.GetOptions{})
+		return err == nil && got.Status.Phase == corev1.PodFailed && got.Status.Reason == "NodePorts", nil
+	}); err != nil {
+		t.Fatalf("pod b was not marked Failed (NodePorts): %v", err)
+	}
+	// a ends (Failed); b's update, still Pending in this event, must not
+	// start it now that the port is free.
+	done := a.DeepCopy()
+	done.Status.Phase = corev1.PodFailed
+	k.update(ctx, done)
+	k.update(ctx, b)
+	k.mu.Lock()
+	_, started := k.workers[b.UID]
+	active := len(k.activePodsLocked())
+	k.mu.Unlock()
+	if started {
+		t.Error("a refused pod was started later")
+	}
+	if active != 0 {
+		t.Errorf("%d active pods, want none (a is Failed)", active)
+	}
+	// A new pod wanting the port is admitted.
+	c := admitPod("c", withHostPort(80, ""))
+	c.UID = "uc"
+	if ok, reason, _ := AdmitGeneral(nil, k.ActivePods(), c); !ok {
+		t.Errorf("pod c refused (%s) though a is Failed", reason)
+	}
+}
+
+type notReady struct{}
+
+func (notReady) Name() string                              { return "not-ready" }
+func (notReady) Prepare(context.Context, *pod.State) error { return errors.New("not ready") }

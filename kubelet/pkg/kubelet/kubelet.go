@@ -75,6 +75,9 @@ type Kubelet struct {
 	store   cache.Store
 	// nodes holds this kubelet's Node (for the admission of new pods).
 	nodes cache.Store
+	// rejected are the pods refused here whose Failed status the API may
+	// not show yet: a refusal is final, as upstream's.
+	rejected map[types.UID]bool
 }
 
 // node is this kubelet's Node from the informer's cache; nil before it
@@ -233,6 +236,12 @@ func (k *Kubelet) update(ctx context.Context, obj any) {
 		w.Update(p)
 		return
 	}
+	if k.rejected[p.UID] {
+		if p.Status.Phase == corev1.PodPending {
+			return // its Failed status is on its way
+		}
+		delete(k.rejected, p.UID)
+	}
 	if p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
 		// As upstream's admit handlers: the eviction manager's, then the
 		// general predicates against the other active pods.
@@ -263,10 +272,20 @@ func (k *Kubelet) update(ctx context.Context, obj any) {
 // reject ends a pod that may not start here, as upstream's rejectPod.
 func (k *Kubelet) reject(ctx context.Context, p *corev1.Pod, reason, msg string) {
 	klog.FromContext(ctx).Info("Pod rejected", "pod", klog.KObj(p), "reason", reason, "message", msg)
+	if k.rejected == nil {
+		k.rejected = map[types.UID]bool{}
+	}
+	k.rejected[p.UID] = true
 	st := *p.Status.DeepCopy()
 	st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, "Pod was rejected: "+msg
 	go func() {
-		if err := k.cfg.Status.UpdateStatus(ctx, p, st); err != nil {
+		// Retried until written or the pod is gone (a pod deleted
+		// meanwhile is no longer the node's to write: Forbidden).
+		gone := func(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) }
+		err := retry.OnError(retry.DefaultBackoff, func(err error) bool { return !gone(err) }, func() error {
+			return k.cfg.Status.UpdateStatus(ctx, p, st)
+		})
+		if err != nil && !gone(err) {
 			klog.FromContext(ctx).Error(err, "Writing the status of a rejected pod", "pod", klog.KObj(p))
 		}
 	}()
@@ -283,7 +302,9 @@ func (k *Kubelet) ActivePods() []*corev1.Pod {
 func (k *Kubelet) activePodsLocked() []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, w := range k.workers {
-		if p := w.Pod(); !w.Finished() && p.DeletionTimestamp == nil {
+		p := w.Pod()
+		terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		if !w.Finished() && p.DeletionTimestamp == nil && !terminal {
 			out = append(out, p)
 		}
 	}
@@ -331,6 +352,7 @@ func (k *Kubelet) remove(obj any) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	delete(k.rejected, p.UID)
 	if w, ok := k.workers[p.UID]; ok {
 		w.Remove()
 	}
