@@ -81,6 +81,26 @@ func (h *VolumesHook) setUpClaim(ctx context.Context, pod *corev1.Pod, name stri
 	if err != nil {
 		return Volume{}, &processError{err}
 	}
+	vol, err := setUpPersistentVolume(pod, pv, readOnly)
+	if err != nil {
+		return Volume{}, &mountError{volume: pv.Name, err: err}
+	}
+	return vol, nil
+}
+
+// mountError is a volume that failed to mount; volume is the name
+// upstream's events give it (a claim's: its PersistentVolume's).
+type mountError struct {
+	volume string
+	err    error
+}
+
+func (e *mountError) Error() string { return e.err.Error() }
+func (e *mountError) Unwrap() error { return e.err }
+
+// setUpPersistentVolume is the directory of a claim's bound hostPath or
+// local volume.
+func setUpPersistentVolume(pod *corev1.Pod, pv *corev1.PersistentVolume, readOnly bool) (Volume, error) {
 	switch {
 	case pv.Spec.HostPath != nil:
 		vol, err := setUpHostPath(pv.Spec.HostPath)

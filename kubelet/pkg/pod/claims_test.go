@@ -203,3 +203,31 @@ func podCondition(st corev1.PodStatus, t corev1.PodConditionType) *corev1.PodCon
 	}
 	return nil
 }
+
+// TestClaimMountFailedEvent: a claim's volume that fails to mount is named
+// in the event by its PersistentVolume, as upstream's operation executor
+// names a claim's volume; the claim itself resolved, so it is not among
+// the volumes failed to process.
+func TestClaimMountFailedEvent(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	claims := fakeClaims{
+		claims: map[string]*corev1.PersistentVolumeClaim{"ns/data": {ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "ns", UID: "u-data"},
+			Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-data"}, Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}}},
+		volumes: map[string]*corev1.PersistentVolume{"pv-data": {ObjectMeta: metav1.ObjectMeta{Name: "pv-data"}, Spec: corev1.PersistentVolumeSpec{
+			ClaimRef: &corev1.ObjectReference{UID: "u-data"}, PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: missing}}}}},
+	}
+	rec := record.NewFakeRecorder(10)
+	h := &VolumesHook{Dir: t.TempDir(), Claims: claims, Recorder: rec, Mounter: &fakeMounter{mounted: map[string]int64{}}}
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	s := NewState(p)
+	if err := h.Prepare(context.Background(), s); err == nil || !strings.HasPrefix(err.Error(), "unmounted volumes=[data], unattached volumes=[], failed to process volumes=[]: local volume pv-data: stat "+missing) {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if got := <-rec.Events; !strings.HasPrefix(got, `Warning FailedMount MountVolume.SetUp failed for volume "pv-data" : local volume pv-data: stat `+missing) {
+		t.Errorf("event %q", got)
+	}
+	if !s.VolumesFailed() {
+		t.Error("VolumesFailed false after a failed mount")
+	}
+}

@@ -101,9 +101,13 @@ func (h *VolumesHook) Prepare(ctx context.Context, s *State) error {
 		if err != nil {
 			unmounted = append(unmounted, v.Name)
 			var pe *processError
-			if errors.As(err, &pe) {
+			var me *mountError
+			switch {
+			case errors.As(err, &pe):
 				unprocessed = append(unprocessed, v.Name)
-			} else {
+			case errors.As(err, &me):
+				h.event(s, "MountVolume.SetUp failed for volume %q : %v", me.volume, err)
+			default:
 				h.event(s, "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
 			}
 			errs = append(errs, err)
