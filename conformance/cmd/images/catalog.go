@@ -28,6 +28,9 @@ type sources struct {
 	// run "nc -v -t -w 2", which busybox's nc does not take), copied with
 	// their shared libraries; empty leaves them out.
 	Dig, Curl, Netcat string
+	// Getent is Debian's (libc-bin), copied with its libraries into the
+	// agnhost and jessie-dnsutils images; empty leaves it out.
+	Getent string
 }
 
 // image is one image under upstream's path in the registry.
@@ -113,6 +116,11 @@ func catalog(src sources) ([]image, error) {
 	for _, l := range []*layer{agnhost, dns} {
 		if src.Dig != "" {
 			l.HostBinary("usr/bin/dig", src.Dig)
+		}
+		// The DNS tests' probes check /etc/hosts with getent, which
+		// busybox lacks (upstream's alpine and Debian images have it).
+		if src.Getent != "" {
+			l.HostBinary("usr/bin/getent", src.Getent)
 		}
 	}
 	if src.Curl != "" {

@@ -35,6 +35,7 @@ func run(args []string) error {
 	fs.StringVar(&src.Shell, "shell", lookPath("bash"), "the images' /bin/sh (Debian's bash), copied with its libraries; empty: busybox's ash")
 	fs.StringVar(&src.Dig, "dig", lookPath("dig"), "dig (Debian bind9-dnsutils), copied with its libraries; empty: none")
 	fs.StringVar(&src.Curl, "curl", lookPath("curl"), "curl, copied with its libraries; empty: none")
+	fs.StringVar(&src.Getent, "getent", lookPath("getent"), "getent (Debian libc-bin), copied with its libraries; empty: none (the DNS tests' /etc/hosts probes fail)")
 	fs.StringVar(&src.Netcat, "netcat", lookPath("nc.openbsd"), "OpenBSD's nc (Debian netcat-openbsd), copied with its libraries as /usr/bin/nc; empty: busybox's nc")
 	out := fs.String("out", "", "directory for the OCI layouts")
 	registry := fs.String("registry", "", "host:port of the registry on loopback to push to")
