@@ -359,6 +359,11 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, grace time.Durat
 // deletes the task.
 func (r *Runtime) reap(ctx context.Context, c containerd.Container, task containerd.Task) (map[string]string, error) {
 	st, err := task.Status(ctx)
+	if errdefs.IsNotFound(err) {
+		// Reaped meanwhile by another listing (the PLEG's relist runs
+		// beside the workers' stops): its exit is in the labels.
+		return c.Labels(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -439,7 +439,8 @@ func TestKubelet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"kubelet_running_pods 1", "kubelet_pod_start_duration_seconds_count 1", "kubelet_pod_start_sli_duration_seconds_count 1", `kubelet_runtime_operations_duration_seconds_count{operation_type="pull_image"}`} {
+		for _, want := range []string{"kubelet_running_pods 1", "kubelet_pod_start_duration_seconds_count 1", "kubelet_pod_start_sli_duration_seconds_count 1", `kubelet_runtime_operations_duration_seconds_count{operation_type="pull_image"}`,
+			"kubelet_pleg_relist_duration_seconds_count ", "kubelet_pleg_relist_interval_seconds_count ", "kubelet_pleg_last_seen_seconds "} {
 			if !strings.Contains(body, want) {
 				t.Errorf("/metrics lacks %q", want)
 			}
