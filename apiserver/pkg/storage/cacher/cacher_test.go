@@ -2,13 +2,9 @@ package cacher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/url"
-	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,22 +12,18 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"skiff.dev/apiserver/pkg/storage"
 	"skiff.dev/apiserver/pkg/storage/etcd3"
+	"skiff.dev/apiserver/pkg/storage/etcd3/etcd3test"
 )
 
 // TestCacher runs the scripts in testdata/ against a Cacher of ConfigMaps
@@ -71,33 +63,6 @@ func TestCacher(t *testing.T) {
 		h := newHarness(t)
 		datadriven.RunTest(t, path, h.run)
 	})
-}
-
-func startEtcd(t *testing.T) *embed.Etcd {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := embed.NewConfig()
-	cfg.Dir = dir
-	cfg.Name = "test"
-	cfg.Logger = "zap"
-	cfg.LogLevel = "error"
-	cfg.LogOutputs = []string{filepath.Join(dir, "etcd.log")}
-	cfg.AutoCompactionMode = ""
-	u, _ := url.Parse("http://127.0.0.1:0")
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*u}, []url.URL{*u}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*u}, []url.URL{*u}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd did not become ready in 30s")
-	}
-	return e
 }
 
 // proxy forwards loopback connections to etcd until it is cut: then it
@@ -171,21 +136,12 @@ func (p *proxy) setCut(cut bool) {
 }
 
 func newStore(c *clientv3.Client, timeout time.Duration) *etcd3.Store {
-	scheme := runtime.NewScheme()
-	_ = corev1.AddToScheme(scheme)
-	cf := serializer.NewCodecFactory(scheme)
-	var info runtime.SerializerInfo
-	for _, i := range cf.SupportedMediaTypes() {
-		if i.MediaType == runtime.ContentTypeProtobuf {
-			info = i
-		}
-	}
-	codec := cf.CodecForVersions(info.Serializer, info.Serializer, corev1.SchemeGroupVersion, corev1.SchemeGroupVersion)
+	codec := etcd3test.Codec()
 	return etcd3.New(etcd3.Config{
 		Client: c, Codec: codec,
 		NewFunc:        func() runtime.Object { return &corev1.ConfigMap{} },
 		NewListFunc:    func() runtime.Object { return &corev1.ConfigMapList{} },
-		ResourcePrefix: "/registry/configmaps/",
+		ResourcePrefix: etcd3test.Prefix,
 		GVK:            corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 		RequestTimeout: timeout,
 	})
@@ -202,9 +158,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	e := startEtcd(t)
-	direct := v3client.New(e.Server)
-	t.Cleanup(func() { _ = direct.Close() })
+	e, direct := etcd3test.StartEtcd(t)
 	p := startProxy(t, e.Clients[0].Addr().String())
 	c, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{p.l.Addr().String()},
@@ -225,84 +179,6 @@ func newHarness(t *testing.T) *harness {
 	}
 }
 
-func arg(d *datadriven.TestData, key string) string {
-	for _, a := range d.CmdArgs {
-		if a.Key == key {
-			return strings.Join(a.Vals, ",")
-		}
-	}
-	return ""
-}
-
-func key(name string) string { return "/registry/configmaps/ns/" + name }
-
-func attrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, nil, err
-	}
-	return labels.Set(m.GetLabels()), fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}, nil
-}
-
-func predicate(t *testing.T, d *datadriven.TestData) storage.SelectionPredicate {
-	p := storage.SelectionPredicate{GetAttrs: attrs}
-	if l := arg(d, "labels"); l != "" {
-		sel, err := labels.Parse(l)
-		if err != nil {
-			d.Fatalf(t, "labels: %v", err)
-		}
-		p.Label = sel
-	}
-	if f := arg(d, "fields"); f != "" {
-		sel, err := fields.ParseSelector(f)
-		if err != nil {
-			d.Fatalf(t, "fields: %v", err)
-		}
-		p.Field = sel
-	}
-	if d.HasArg("limit") {
-		d.ScanArgs(t, "limit", &p.Limit)
-	}
-	return p
-}
-
-func describe(obj runtime.Object) string {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return fmt.Sprintf("%T", obj)
-	}
-	s := fmt.Sprintf("%s rv=%s", m.GetName(), m.GetResourceVersion())
-	if m.GetName() == "" {
-		s = "rv=" + m.GetResourceVersion()
-	}
-	if l := m.GetLabels(); len(l) > 0 {
-		s += " labels=" + labels.Set(l).String()
-	}
-	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Data["v"] != "" {
-		s += " data=" + cm.Data["v"]
-	}
-	if a := m.GetAnnotations(); len(a) > 0 {
-		kv := make([]string, 0, len(a))
-		for k := range a {
-			kv = append(kv, k+"="+a[k])
-		}
-		sort.Strings(kv)
-		s += " annotations=" + strings.Join(kv, ",")
-	}
-	return s
-}
-
-func describeErr(err error) string {
-	for _, s := range []error{storage.ErrNotFound, storage.ErrAlreadyExists, storage.ErrConflict, storage.ErrGone,
-		storage.ErrUnavailable, storage.ErrTimeout, storage.ErrInvalid, storage.ErrTooLargeResourceVersion} {
-		if errors.Is(err, s) {
-			// The text after the sentinel may carry gRPC detail that varies; the sentinel is what the REST layer maps.
-			return fmt.Sprintf("error (%s)", s)
-		}
-	}
-	return "error: " + err.Error()
-}
-
 // fence marks the end of what a watcher had been sent when events asked.
 const fence = "test.skiff.dev/fence"
 
@@ -310,38 +186,28 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 	ctx := context.Background()
 	switch d.Cmd {
 	case "create", "update":
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: arg(d, "name"), Namespace: "ns"}}
-		if l := arg(d, "labels"); l != "" {
-			set, err := labels.ConvertSelectorToLabelsMap(l)
-			if err != nil {
-				d.Fatalf(t, "labels: %v", err)
-			}
-			cm.Labels = set
-		}
-		if s := arg(d, "data"); s != "" {
-			cm.Data = map[string]string{"v": s}
-		}
+		cm := etcd3test.ConfigMap(t, d)
 		var out runtime.Object
 		var err error
 		if d.Cmd == "create" {
-			out, err = h.writer.Create(ctx, key(cm.Name), cm)
+			out, err = h.writer.Create(ctx, etcd3test.Key(cm.Name), cm)
 		} else {
-			out, err = h.writer.GuaranteedUpdate(ctx, key(cm.Name), nil, false, func(existing runtime.Object) (runtime.Object, error) {
+			out, err = h.writer.GuaranteedUpdate(ctx, etcd3test.Key(cm.Name), nil, false, func(existing runtime.Object) (runtime.Object, error) {
 				n := existing.(*corev1.ConfigMap).DeepCopy()
 				n.Labels, n.Data = cm.Labels, cm.Data
 				return n, nil
 			})
 		}
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, false)
 		}
-		return describe(out)
+		return etcd3test.Describe(out)
 	case "delete":
-		out, err := h.writer.Delete(ctx, key(arg(d, "name")), nil, nil)
+		out, err := h.writer.Delete(ctx, etcd3test.Key(etcd3test.Arg(d, "name")), nil, nil)
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, false)
 		}
-		return describe(out)
+		return etcd3test.Describe(out)
 	case "compact":
 		var rev int64
 		d.ScanArgs(t, "rev", &rev)
@@ -351,7 +217,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		return "ok"
 	case "start":
 		cfg := Config{
-			Store: h.proxied, GetAttrs: attrs,
+			Store: h.proxied, GetAttrs: etcd3test.Attrs,
 			NewFunc:          func() runtime.Object { return &corev1.ConfigMap{} },
 			NewListFunc:      func() runtime.Object { return &corev1.ConfigMapList{} },
 			BookmarkInterval: time.Hour, // bookmarks come from the script
@@ -379,11 +245,11 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 				return err.Error()
 			}
 		}
-		opts := storage.ListOptions{ResourceVersion: arg(d, "rv"), Recursive: true, Predicate: predicate(t, d),
+		opts := storage.ListOptions{ResourceVersion: etcd3test.Arg(d, "rv"), Recursive: true, Predicate: etcd3test.Predicate(t, d),
 			AllowWatchBookmarks: d.HasArg("bookmarks")}
 		k := "/registry/configmaps/ns"
-		if n := arg(d, "name"); n != "" {
-			k, opts.Recursive = key(n), false
+		if n := etcd3test.Arg(d, "name"); n != "" {
+			k, opts.Recursive = etcd3test.Key(n), false
 		}
 		if d.HasArg("initial") {
 			var v bool
@@ -392,9 +258,9 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		w, err := h.cacher.Watch(ctx, k, opts)
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, false)
 		}
-		h.watches[arg(d, "id")] = w.(*watcher)
+		h.watches[etcd3test.Arg(d, "id")] = w.(*watcher)
 		h.t.Cleanup(w.Stop)
 		return "ok"
 	case "events":
@@ -403,15 +269,15 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 				return err.Error()
 			}
 		}
-		return h.events(h.watches[arg(d, "id")])
+		return h.events(h.watches[etcd3test.Arg(d, "id")])
 	case "closed":
 		if err := h.sync(); err != nil {
 			return err.Error()
 		}
 		h.cacher.mu.Lock()
 		defer h.cacher.mu.Unlock()
-		_, registered := h.cacher.watchers[h.watches[arg(d, "id")].id]
-		return fmt.Sprintf("closed=%v registered=%v watchers=%d", h.watches[arg(d, "id")].closed, registered, len(h.cacher.watchers))
+		_, registered := h.cacher.watchers[h.watches[etcd3test.Arg(d, "id")].id]
+		return fmt.Sprintf("closed=%v registered=%v watchers=%d", h.watches[etcd3test.Arg(d, "id")].closed, registered, len(h.cacher.watchers))
 	case "bookmark":
 		if err := h.sync(); err != nil {
 			return err.Error()
@@ -419,17 +285,17 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		h.cacher.sendBookmarks()
 		return "ok"
 	case "list":
-		if !d.HasArg("nosync") && arg(d, "rv") != "" {
+		if !d.HasArg("nosync") && etcd3test.Arg(d, "rv") != "" {
 			if err := h.sync(); err != nil {
 				return err.Error()
 			}
 		}
-		opts := storage.ListOptions{ResourceVersion: arg(d, "rv"), ResourceVersionMatch: metav1.ResourceVersionMatch(arg(d, "match")),
-			Recursive: true, Predicate: predicate(t, d)}
+		opts := storage.ListOptions{ResourceVersion: etcd3test.Arg(d, "rv"), ResourceVersionMatch: metav1.ResourceVersionMatch(etcd3test.Arg(d, "match")),
+			Recursive: true, Predicate: etcd3test.Predicate(t, d)}
 		_, _, fromCache, _ := h.cacher.list(ctx, "/registry/configmaps/ns", opts)
 		list := &corev1.ConfigMapList{}
 		if err := h.cacher.GetList(ctx, "/registry/configmaps/ns", opts, list); err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, false)
 		}
 		var b strings.Builder
 		src := "etcd"
@@ -442,7 +308,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		b.WriteString("\n")
 		for i := range list.Items {
-			b.WriteString(describe(&list.Items[i]) + "\n")
+			b.WriteString(etcd3test.Describe(&list.Items[i]) + "\n")
 		}
 		return b.String()
 	case "cut":
@@ -454,7 +320,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 	case "rev":
 		rev, err := h.writer.CurrentRevision(ctx)
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, false)
 		}
 		return fmt.Sprintf("etcd=%d cache=%d", rev, h.cacher.Revision())
 	}
@@ -524,7 +390,7 @@ func (h *harness) events(w *watcher) string {
 					continue
 				}
 			}
-			fmt.Fprintf(&b, "%s %s\n", e.Type, describe(e.Object))
+			fmt.Fprintf(&b, "%s %s\n", e.Type, etcd3test.Describe(e.Object))
 		case <-timeout:
 			b.WriteString("(the fence did not arrive in 5s)\n")
 			return b.String()

@@ -4,27 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/datadriven"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"skiff.dev/apiserver/pkg/storage"
+	"skiff.dev/apiserver/pkg/storage/etcd3/etcd3test"
 )
 
 // TestStore runs the scripts in testdata/ against a Store over a real
@@ -53,54 +45,14 @@ func TestStore(t *testing.T) {
 	})
 }
 
-// startEtcd runs a single-member etcd on loopback in a temporary directory
-// and returns an in-process client to it.
-func startEtcd(t *testing.T) (*embed.Etcd, *clientv3.Client) {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := embed.NewConfig()
-	cfg.Dir = dir
-	cfg.Name = "test"
-	cfg.Logger = "zap"
-	cfg.LogLevel = "error"
-	cfg.LogOutputs = []string{filepath.Join(dir, "etcd.log")}
-	cfg.AutoCompactionMode = ""
-	u, _ := url.Parse("http://127.0.0.1:0")
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*u}, []url.URL{*u}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*u}, []url.URL{*u}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd did not become ready in 30s")
-	}
-	c := v3client.New(e.Server)
-	t.Cleanup(func() { _ = c.Close() })
-	return e, c
-}
-
 // newTestStore is a Store of ConfigMaps in protobuf, as the server stores them.
 func newTestStore(c *clientv3.Client) *Store {
-	scheme := runtime.NewScheme()
-	_ = corev1.AddToScheme(scheme)
-	cf := serializer.NewCodecFactory(scheme)
-	var info runtime.SerializerInfo
-	for _, i := range cf.SupportedMediaTypes() {
-		if i.MediaType == runtime.ContentTypeProtobuf {
-			info = i
-		}
-	}
-	codec := cf.CodecForVersions(info.Serializer, info.Serializer, corev1.SchemeGroupVersion, corev1.SchemeGroupVersion)
+	codec := etcd3test.Codec()
 	return New(Config{
 		Client: c, Codec: codec,
 		NewFunc:        func() runtime.Object { return &corev1.ConfigMap{} },
 		NewListFunc:    func() runtime.Object { return &corev1.ConfigMapList{} },
-		ResourcePrefix: "/registry/configmaps/",
+		ResourcePrefix: etcd3test.Prefix,
 		GVK:            corev1.SchemeGroupVersion.WithKind("ConfigMap"),
 		RequestTimeout: 5 * time.Second,
 	})
@@ -115,7 +67,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	_, c := startEtcd(t)
+	_, c := etcd3test.StartEtcd(t)
 	h := &harness{t: t, client: c, store: newTestStore(c), watches: map[string]watch.Interface{}}
 	t.Cleanup(func() {
 		for _, w := range h.watches {
@@ -125,119 +77,45 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-func arg(d *datadriven.TestData, key string) string {
-	for _, a := range d.CmdArgs {
-		if a.Key == key {
-			return strings.Join(a.Vals, ",")
-		}
-	}
-	return ""
-}
-
-func key(name string) string { return "/registry/configmaps/ns/" + name }
-
-func configMap(t *testing.T, d *datadriven.TestData) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: arg(d, "name"), Namespace: "ns"}}
-	if l := arg(d, "labels"); l != "" {
-		set, err := labels.ConvertSelectorToLabelsMap(l)
-		if err != nil {
-			d.Fatalf(t, "labels: %v", err)
-		}
-		cm.Labels = set
-	}
-	if s := arg(d, "data"); s != "" {
-		cm.Data = map[string]string{"v": s}
-	}
-	return cm
-}
-
-// attrs are a ConfigMap's labels and its selectable fields.
-func attrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, nil, err
-	}
-	return labels.Set(m.GetLabels()), fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}, nil
-}
-
-// describe prints an object as the scripts show it.
-func describe(obj runtime.Object) string {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return fmt.Sprintf("%T", obj)
-	}
-	s := fmt.Sprintf("%s rv=%s", m.GetName(), m.GetResourceVersion())
-	if l := m.GetLabels(); len(l) > 0 {
-		s += " labels=" + labels.Set(l).String()
-	}
-	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Data["v"] != "" {
-		s += " data=" + cm.Data["v"]
-	}
-	if a := m.GetAnnotations(); len(a) > 0 {
-		keys := make([]string, 0, len(a))
-		for k := range a {
-			keys = append(keys, k+"="+a[k])
-		}
-		sort.Strings(keys)
-		s += " annotations=" + strings.Join(keys, ",")
-	}
-	return s
-}
-
-// describeErr names the storage sentinel an error wraps, then its text.
-func describeErr(err error) string {
-	var ce *storage.ContinueExpiredError
-	if errors.As(err, &ce) {
-		return "error (continue expired, gone): " + err.Error()
-	}
-	for _, s := range []error{storage.ErrNotFound, storage.ErrAlreadyExists, storage.ErrConflict, storage.ErrGone,
-		storage.ErrUnavailable, storage.ErrTimeout, storage.ErrInvalid, storage.ErrTooLargeResourceVersion} {
-		if errors.Is(err, s) {
-			return fmt.Sprintf("error (%s): %v", s, err)
-		}
-	}
-	return "error: " + err.Error()
-}
-
 func describeEvent(e watch.Event) string {
 	if e.Type == watch.Error {
 		if st, ok := e.Object.(*metav1.Status); ok {
 			return fmt.Sprintf("ERROR %d %s", st.Code, st.Reason)
 		}
 	}
-	return fmt.Sprintf("%s %s", e.Type, describe(e.Object))
+	return fmt.Sprintf("%s %s", e.Type, etcd3test.Describe(e.Object))
 }
 
 func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 	ctx := context.Background()
 	switch d.Cmd {
 	case "create":
-		out, err := h.store.Create(ctx, key(arg(d, "name")), configMap(t, d))
+		out, err := h.store.Create(ctx, etcd3test.Key(etcd3test.Arg(d, "name")), etcd3test.ConfigMap(t, d))
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, true)
 		}
-		return describe(out)
+		return etcd3test.Describe(out)
 	case "get":
-		out, err := h.store.Get(ctx, key(arg(d, "name")))
+		out, err := h.store.Get(ctx, etcd3test.Key(etcd3test.Arg(d, "name")))
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, true)
 		}
-		return describe(out)
+		return etcd3test.Describe(out)
 	case "update":
 		var pre *storage.Preconditions
-		if rv := arg(d, "rv"); rv != "" {
+		if rv := etcd3test.Arg(d, "rv"); rv != "" {
 			pre = &storage.Preconditions{ResourceVersion: &rv}
 		}
-		want := configMap(t, d)
-		race := arg(d, "race")
+		want := etcd3test.ConfigMap(t, d)
+		race := etcd3test.Arg(d, "race")
 		var seen []string
-		out, err := h.store.GuaranteedUpdate(ctx, key(want.Name), pre, false, func(existing runtime.Object) (runtime.Object, error) {
-			seen = append(seen, describe(existing))
+		out, err := h.store.GuaranteedUpdate(ctx, etcd3test.Key(want.Name), pre, false, func(existing runtime.Object) (runtime.Object, error) {
+			seen = append(seen, etcd3test.Describe(existing))
 			if race != "" && len(seen) == 1 {
 				// Another writer changes the object between this read and
 				// the write: the compare-and-swap fails and the update
 				// runs again on the other writer's result.
-				if _, err := h.store.GuaranteedUpdate(ctx, key(want.Name), nil, false, func(o runtime.Object) (runtime.Object, error) {
+				if _, err := h.store.GuaranteedUpdate(ctx, etcd3test.Key(want.Name), nil, false, func(o runtime.Object) (runtime.Object, error) {
 					cm := o.(*corev1.ConfigMap).DeepCopy()
 					cm.Annotations = map[string]string{"raced": race}
 					return cm, nil
@@ -250,74 +128,44 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			return cm, nil
 		})
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, true)
 		}
 		if race != "" {
-			return fmt.Sprintf("tried on: %s\nresult: %s", strings.Join(seen, "; "), describe(out))
+			return fmt.Sprintf("tried on: %s\nresult: %s", strings.Join(seen, "; "), etcd3test.Describe(out))
 		}
-		return describe(out)
+		return etcd3test.Describe(out)
 	case "delete":
 		var pre *storage.Preconditions
-		if rv := arg(d, "rv"); rv != "" {
+		if rv := etcd3test.Arg(d, "rv"); rv != "" {
 			pre = &storage.Preconditions{ResourceVersion: &rv}
 		}
-		out, err := h.store.Delete(ctx, key(arg(d, "name")), pre, nil)
+		out, err := h.store.Delete(ctx, etcd3test.Key(etcd3test.Arg(d, "name")), pre, nil)
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, true)
 		}
-		return describe(out)
+		return etcd3test.Describe(out)
 	case "list":
 		return h.list(ctx, d)
 	case "watch":
 		k, recursive := "/registry/configmaps/ns", true
-		if n := arg(d, "name"); n != "" {
-			k, recursive = key(n), false
+		if n := etcd3test.Arg(d, "name"); n != "" {
+			k, recursive = etcd3test.Key(n), false
 		}
-		w, err := h.store.Watch(ctx, k, storage.ListOptions{ResourceVersion: arg(d, "rv"), Recursive: recursive})
+		w, err := h.store.Watch(ctx, k, storage.ListOptions{ResourceVersion: etcd3test.Arg(d, "rv"), Recursive: recursive})
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, true)
 		}
-		h.watches[arg(d, "id")] = w
+		h.watches[etcd3test.Arg(d, "id")] = w
 		return "ok"
 	case "next":
 		var n int
 		d.ScanArgs(t, "n", &n)
-		w := h.watches[arg(d, "id")]
-		var b strings.Builder
-		deadline := time.After(5 * time.Second)
-		for i := 0; i < n; i++ {
-			select {
-			case e, ok := <-w.ResultChan():
-				if !ok {
-					b.WriteString("(closed)\n")
-					return b.String()
-				}
-				b.WriteString(describeEvent(e) + "\n")
-			case <-deadline:
-				b.WriteString("(no more events in 5s)\n")
-				return b.String()
-			}
-		}
-		return b.String()
+		return drain(h.watches[etcd3test.Arg(d, "id")], n)
 	case "stop":
-		w := h.watches[arg(d, "id")]
+		w := h.watches[etcd3test.Arg(d, "id")]
 		w.Stop()
-		delete(h.watches, arg(d, "id"))
-		var b strings.Builder
-		deadline := time.After(5 * time.Second)
-		for {
-			select {
-			case e, ok := <-w.ResultChan():
-				if !ok {
-					b.WriteString("(closed)\n")
-					return b.String()
-				}
-				b.WriteString(describeEvent(e) + "\n")
-			case <-deadline:
-				b.WriteString("(not closed in 5s)\n")
-				return b.String()
-			}
-		}
+		delete(h.watches, etcd3test.Arg(d, "id"))
+		return drain(w, -1)
 	case "compact":
 		var rev int64
 		d.ScanArgs(t, "rev", &rev)
@@ -328,7 +176,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 	case "rev":
 		rev, err := h.store.CurrentRevision(ctx)
 		if err != nil {
-			return describeErr(err)
+			return etcd3test.DescribeErr(err, true)
 		}
 		return fmt.Sprint(rev)
 	}
@@ -338,27 +186,10 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 
 func (h *harness) list(ctx context.Context, d *datadriven.TestData) string {
 	opts := storage.ListOptions{
-		ResourceVersion:      arg(d, "rv"),
-		ResourceVersionMatch: metav1.ResourceVersionMatch(arg(d, "match")),
+		ResourceVersion:      etcd3test.Arg(d, "rv"),
+		ResourceVersionMatch: metav1.ResourceVersionMatch(etcd3test.Arg(d, "match")),
 		Recursive:            true,
-		Predicate:            storage.SelectionPredicate{GetAttrs: attrs},
-	}
-	if l := arg(d, "labels"); l != "" {
-		sel, err := labels.Parse(l)
-		if err != nil {
-			d.Fatalf(h.t, "labels: %v", err)
-		}
-		opts.Predicate.Label = sel
-	}
-	if f := arg(d, "fields"); f != "" {
-		sel, err := fields.ParseSelector(f)
-		if err != nil {
-			d.Fatalf(h.t, "fields: %v", err)
-		}
-		opts.Predicate.Field = sel
-	}
-	if d.HasArg("limit") {
-		d.ScanArgs(h.t, "limit", &opts.Predicate.Limit)
+		Predicate:            etcd3test.Predicate(h.t, d),
 	}
 	if d.HasArg("continue") {
 		opts.Predicate.Continue = h.cont
@@ -369,7 +200,7 @@ func (h *harness) list(ctx context.Context, d *datadriven.TestData) string {
 		if errors.As(err, &ce) {
 			h.cont = ce.Continue
 		}
-		return describeErr(err)
+		return etcd3test.DescribeErr(err, true)
 	}
 	h.cont = list.Continue
 	var b strings.Builder
@@ -382,7 +213,28 @@ func (h *harness) list(ctx context.Context, d *datadriven.TestData) string {
 	}
 	b.WriteString("\n")
 	for i := range list.Items {
-		b.WriteString(describe(&list.Items[i]) + "\n")
+		b.WriteString(etcd3test.Describe(&list.Items[i]) + "\n")
+	}
+	return b.String()
+}
+
+// drain prints the next n events of w (all until it closes when n < 0),
+// waiting at most 5 s.
+func drain(w watch.Interface, n int) string {
+	var b strings.Builder
+	deadline := time.After(5 * time.Second)
+	for i := 0; n < 0 || i < n; i++ {
+		select {
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				b.WriteString("(closed)\n")
+				return b.String()
+			}
+			b.WriteString(describeEvent(e) + "\n")
+		case <-deadline:
+			b.WriteString("(nothing more in 5s)\n")
+			return b.String()
+		}
 	}
 	return b.String()
 }
