@@ -64,6 +64,8 @@ func NewSkiffctlCommand() *cobra.Command {
 		NewDrainCommand(f),
 		NewExecCommand(f),
 		NewPortForwardCommand(f),
+		NewRunCommand(f),
+		NewExposeCommand(f),
 		NewJoinCommand(),
 		NewCompletionCommand(),
 	)
