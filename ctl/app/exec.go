@@ -76,15 +76,7 @@ func NewExecCommand(f *cli.Factory) *cobra.Command {
 // Run execs command in the container and returns its exit code as an
 // exitCodeError.
 func (o *ExecOptions) Run(ctx context.Context, f *cli.Factory, target string, command []string, in io.Reader, out, errOut io.Writer) error {
-	c, err := f.Clientset()
-	if err != nil {
-		return err
-	}
-	ns, _, err := f.Namespace()
-	if err != nil {
-		return err
-	}
-	pod, err := podFor(ctx, f, c, ns, target, o.PodRunningTimeout)
+	c, _, pod, err := targetPod(ctx, f, target, o.PodRunningTimeout)
 	if err != nil {
 		return err
 	}
@@ -225,6 +217,20 @@ func pickContainer(pod *corev1.Pod, container string, quiet bool, errOut io.Writ
 		fmt.Fprintf(errOut, "Defaulted container %q out of: %s\n", names[0], strings.Join(names, ", "))
 	}
 	return pod.Spec.Containers[0].Name, nil
+}
+
+// targetPod is the client, the namespace and the pod of POD or TYPE/NAME.
+func targetPod(ctx context.Context, f *cli.Factory, target string, timeout time.Duration) (*kubernetes.Clientset, string, *corev1.Pod, error) {
+	c, err := f.Clientset()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	ns, _, err := f.Namespace()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	pod, err := podFor(ctx, f, c, ns, target, timeout)
+	return c, ns, pod, err
 }
 
 // podFor resolves POD, pod/NAME, or TYPE/NAME of an object with a pod

@@ -55,15 +55,7 @@ func NewPortForwardCommand(f *cli.Factory) *cobra.Command {
 
 // Run forwards until ctx ends or the connection to the pod is lost.
 func (o *PortForwardOptions) Run(ctx context.Context, f *cli.Factory, target string, ports []string, out, errOut io.Writer) error {
-	c, err := f.Clientset()
-	if err != nil {
-		return err
-	}
-	ns, _, err := f.Namespace()
-	if err != nil {
-		return err
-	}
-	pod, err := podFor(ctx, f, c, ns, target, o.PodRunningTimeout)
+	c, ns, pod, err := targetPod(ctx, f, target, o.PodRunningTimeout)
 	if err != nil {
 		return err
 	}
