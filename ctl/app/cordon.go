@@ -26,16 +26,11 @@ type nodeFlags struct {
 func (n *nodeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&n.Selector, "selector", "l", "", "Act on the nodes with these labels instead of named ones.")
 	cmd.Flags().StringVar(&n.DryRun, "dry-run", "none", `"none", "server" or "client": client only prints what would be done; server sends it for the server to check and not store.`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = "unchanged"
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = drain.DryRunNoValue
 }
 
 // dryRun reads --dry-run; a bare --dry-run is refused as kubectl does.
-func (n *nodeFlags) dryRun() (drain.DryRun, error) {
-	if n.DryRun == "unchanged" {
-		return "", fmt.Errorf(`--dry-run needs a value: "none", "server" or "client"`)
-	}
-	return drain.ParseDryRun(n.DryRun)
-}
+func (n *nodeFlags) dryRun() (drain.DryRun, error) { return drain.ParseDryRun(n.DryRun) }
 
 // nodes resolves NODE arguments (NAME, node/NAME, nodes/NAME) or -l.
 func (n *nodeFlags) nodes(ctx context.Context, c kubernetes.Interface, use string, args []string) ([]corev1.Node, error) {

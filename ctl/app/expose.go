@@ -70,6 +70,7 @@ func NewExposeCommand(f *cli.Factory) *cobra.Command {
 	fs.StringVar(&o.DryRun, "dry-run", "none", `"none", "server" or "client": client only prints the Service; server sends it to be checked and not stored.`)
 	fs.StringVarP(&o.Output, "output", "o", "", "Print the Service: yaml, json, name or jsonpath=EXPR.")
 	fs.StringVar(&o.FieldManager, "field-manager", "kubectl-expose", "Name of the manager used to track field ownership.")
+	fs.Lookup("dry-run").NoOptDefVal = drain.DryRunNoValue
 	return cmd
 }
 

@@ -71,6 +71,7 @@ func NewRunCommand(f *cli.Factory) *cobra.Command {
 	fs.StringVar(&o.DryRun, "dry-run", "none", `"none", "server" or "client": client only prints the objects; server sends them to be checked and not stored.`)
 	fs.StringVarP(&o.Output, "output", "o", "", "Print the objects: yaml, json, name or jsonpath=EXPR.")
 	fs.StringVar(&o.FieldManager, "field-manager", "kubectl-run", "Name of the manager used to track field ownership.")
+	fs.Lookup("dry-run").NoOptDefVal = drain.DryRunNoValue
 	_ = cmd.MarkFlagRequired("image")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 )
 
 // DryRun is --dry-run: "none", "client" or "server".
@@ -29,18 +31,34 @@ const (
 	DryRunServer DryRun = "server"
 )
 
-// ParseDryRun reads --dry-run as kubectl does.
+// ParseDryRun reads --dry-run as kubectl 1.32 does: none, client or
+// server; a bare --dry-run (DryRunNoValue) and booleans are deprecated
+// forms of client and none, with kubectl's warning logged.
 func ParseDryRun(s string) (DryRun, error) {
+	if b, err := strconv.ParseBool(s); err == nil {
+		d, name := DryRunNone, "none"
+		if b {
+			d, name = DryRunClient, "client"
+		}
+		klog.Warningf(`--dry-run=%v is deprecated (boolean value) and can be replaced with --dry-run=%s.`, s, name)
+		return d, nil
+	}
 	switch s {
-	case "", "none", "false":
+	case DryRunNoValue:
+		klog.Warning(`--dry-run is deprecated and can be replaced with --dry-run=client.`)
+		return DryRunClient, nil
+	case "", "none":
 		return DryRunNone, nil
-	case "client", "true":
+	case "client":
 		return DryRunClient, nil
 	case "server":
 		return DryRunServer, nil
 	}
-	return "", fmt.Errorf(`invalid dry-run value (%v). Must be "none", "server", or "client"`, s)
+	return "", fmt.Errorf(`Invalid dry-run value (%v). Must be "none", "server", or "client".`, s)
 }
+
+// DryRunNoValue is --dry-run's value when given bare.
+const DryRunNoValue = "unchanged"
 
 // Suffix is what kubectl appends to an operation's line under dry run.
 func (d DryRun) Suffix() string {

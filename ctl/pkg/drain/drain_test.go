@@ -242,7 +242,12 @@ func TestParseDryRun(t *testing.T) {
 			t.Errorf("%q = %v %v", in, got, err)
 		}
 	}
-	if _, err := ParseDryRun("maybe"); err == nil {
-		t.Error("maybe accepted")
+	if _, err := ParseDryRun("maybe"); err == nil || err.Error() != `Invalid dry-run value (maybe). Must be "none", "server", or "client".` {
+		t.Errorf("maybe: %v", err)
+	}
+	for in, want := range map[string]DryRun{DryRunNoValue: DryRunClient, "true": DryRunClient, "false": DryRunNone} {
+		if got, err := ParseDryRun(in); err != nil || got != want {
+			t.Errorf("deprecated %q = %v %v, want %v", in, got, err, want)
+		}
 	}
 }

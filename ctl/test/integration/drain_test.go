@@ -23,9 +23,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/testserver"
-	"skiff.dev/ctl/app"
 	cmapp "skiff.dev/controller-manager/app"
 	"skiff.dev/controller-manager/test/integration/cmtest"
+	"skiff.dev/ctl/app"
 )
 
 const drainNS = "drain"
@@ -164,6 +164,16 @@ func TestCordon(t *testing.T) {
 
 	if _, err := os.Stat(kubectlPath); err != nil {
 		return
+	}
+	// A bare --dry-run is a deprecated client dry run; a bad value is
+	// refused with kubectl's words.
+	r = skiffctl(t, ts, "", "cordon", "node-1", "--dry-run")
+	if kout, _, err := kubectlRun(t, ts, "cordon", "node-1", "--dry-run"); r.err != nil || err != nil || r.out != kout || r.out != "node/node-1 cordoned (dry run)\n" {
+		t.Errorf("a bare --dry-run: skiffctl %q %v, kubectl %q %v", r.out, r.err, kout, err)
+	}
+	r = skiffctl(t, ts, "", "cordon", "node-1", "--dry-run=maybe")
+	if _, errOut, err := kubectlRun(t, ts, "cordon", "node-1", "--dry-run=maybe"); r.err == nil || err == nil || stderrOf(r) != errOut {
+		t.Errorf("--dry-run=maybe: skiffctl %q, kubectl %q (%v)", stderrOf(r), errOut, err)
 	}
 	// The same steps with kubectl, on the same states.
 	for _, s := range steps {
