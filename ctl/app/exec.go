@@ -54,6 +54,9 @@ func NewExecCommand(f *cli.Factory) *cobra.Command {
   skiffctl exec -it deploy/web -c app -- sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
+			if dash < 0 && len(args) > 1 {
+				return fmt.Errorf("exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead")
+			}
 			if dash < 0 || dash == len(args) {
 				return fmt.Errorf("you must specify at least one command for the container")
 			}
