@@ -184,7 +184,7 @@ require (
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.2 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
-	skiff.dev/component-base v0.0.0 // indirect
+	skiff.dev/component-base v0.0.0
 	skiff.dev/dns v0.0.0
 )
 

@@ -1,4 +1,4 @@
-//go:build walkthrough
+//go:build walkthrough || multinode
 
 // The README's walk-through and make up's failures, run against the real
 // deploy/local-up.sh and local-down.sh, in this test binary's network

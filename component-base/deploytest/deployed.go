@@ -466,3 +466,6 @@ func StartProcess(t *testing.T, name, dir string, env []string, args ...string) 
 	t.Cleanup(p.stop)
 	return p
 }
+
+// LogFile is the file the process's output goes to.
+func (p *process) LogFile() string { return p.log }

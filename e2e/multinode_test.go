@@ -1,0 +1,754 @@
+//go:build multinode
+
+// The multi-node suite (issue 25, make test-multinode): the production
+// shape of docs/operations.md on this one machine. Three etcd members with
+// TLS, two API servers, two controller managers and two schedulers with
+// leader election, all from their deploy/systemd units
+// (component-base/deploytest), and three nodes, each in a network
+// namespace of its own with its own address on a bridge of this test's
+// namespace (TestMain's), its own kubelet, proxy and iptables, joined with
+// a bootstrap token (skiffctl token create, skiffctl join run inside the
+// node's namespace, the kubelet's TLS bootstrap). One containerd serves
+// every kubelet, a containerd namespace each (DESIGN.md). Several minutes,
+// as root: not part of make test.
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	"skiff.dev/component-base/deploytest"
+	"skiff.dev/kubelet/test/harness"
+)
+
+// The machines' network: TEST-NET-3 (RFC 5737) on a bridge of the test's
+// own namespace. The two API servers have the bridge's two addresses; the
+// nodes are .11, .12 and .13.
+const (
+	mnBridge      = "mnbr0"
+	mnAPI1        = "203.0.113.1"
+	mnAPI2        = "203.0.113.2"
+	mnClusterCIDR = "10.244.0.0/16"
+	mnServiceCIDR = "10.96.0.0/16"
+	// The leader elections' timing, shorter than the deploy defaults so
+	// that a takeover is quick to show.
+	mnLease, mnRenew, mnRetry = 6 * time.Second, 4 * time.Second, time.Second
+	// How long a node may be silent before it is NotReady (more than the
+	// kubelet's lease renewal, 10 s), and how long its pods tolerate that.
+	mnGrace      = 20 * time.Second
+	mnToleration = 5
+)
+
+type mnNode struct {
+	name, ns, ip, dir string
+	kubeletArgs       []string
+	kubelet, proxy    *deploytest.Process
+}
+
+type multiNode struct {
+	dir, pki, mark string
+	etcd           *deploytest.EtcdCluster
+	apis           []*deploytest.Process
+	cms, scheds    []*deploytest.Process
+	nodes          []*mnNode
+	cfg            *rest.Config
+	client         kubernetes.Interface
+	kubeconfig     string
+	setup          time.Duration
+}
+
+// procs are every daemon the test started, for WaitFor's logs.
+func (m *multiNode) procs() []*deploytest.Process {
+	out := append([]*deploytest.Process(nil), m.etcd.Processes()...)
+	out = append(out, m.apis...)
+	out = append(out, m.cms...)
+	out = append(out, m.scheds...)
+	for _, n := range m.nodes {
+		out = append(out, n.kubelet, n.proxy)
+	}
+	var live []*deploytest.Process
+	for _, p := range out {
+		if p != nil {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+// waitFor is deploytest.WaitFor with every daemon's log on failure; a
+// daemon the test stopped on purpose does not count as having exited.
+func (m *multiNode) waitFor(t *testing.T, what string, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deploytest.WaitFor(t, what, timeout, m.procs(), cond)
+}
+
+func bin(name string) string { return filepath.Join(deploytest.Repo(), "bin", name) }
+
+// forward accepts on listen and copies each connection to and from to.
+func forward(t *testing.T, listen, to string) {
+	t.Helper()
+	l, err := net.Listen("tcp", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", to)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go func() { _, _ = io.Copy(u, c) }()
+				_, _ = io.Copy(c, u)
+			}()
+		}
+	}()
+}
+
+func startMultiNode(t *testing.T) *multiNode {
+	t.Helper()
+	requireRoot(t)
+	for _, p := range []string{"/usr/bin/etcd", bin("skiff-kubelet"), bin("skiffctl")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s is missing (make build; Debian's etcd-server): %v", p, err)
+		}
+	}
+	started := time.Now()
+	m := &multiNode{mark: "skiff-mn-" + harness.RandHex(3)}
+	dir, err := os.MkdirTemp("", m.mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.dir, m.pki = dir, filepath.Join(dir, "pki")
+	// The machine as it was, compared when everything below is cleaned up
+	// (this cleanup is registered first, so it runs last).
+	snap := &localCluster{home: dir, ctrdState: "/run/" + m.mark, netnsDir: "/run/netns/" + m.mark, cgroupRoot: "/" + m.mark}
+	before := snap.snapshot(t)
+	t.Cleanup(func() {
+		after := snap.snapshot(t)
+		if after != before {
+			t.Errorf("the machine differs after the suite's cleanup:\n--- before\n%s\n--- after\n%s", before, after)
+		}
+		if out, _ := exec.Command("ip", "netns", "list").CombinedOutput(); strings.Contains(string(out), m.mark) {
+			t.Errorf("network namespaces left: %s", out)
+		}
+	})
+	t.Cleanup(func() {
+		harness.UnmountUnder(t, dir)
+		harness.RemoveCgroups(t, "/"+m.mark)
+		if !t.Failed() {
+			_ = os.RemoveAll(dir)
+		} else {
+			t.Logf("the daemons' logs are kept in %s", dir)
+		}
+	})
+
+	// The machines' network.
+	run(t, "ip", "link", "add", mnBridge, "type", "bridge")
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", mnBridge).Run() })
+	run(t, "ip", "link", "set", mnBridge, "addrgenmode", "none")
+	run(t, "ip", "addr", "add", mnAPI1+"/24", "dev", mnBridge)
+	run(t, "ip", "addr", "add", mnAPI2+"/24", "dev", mnBridge)
+	run(t, "ip", "link", "set", mnBridge, "up")
+	for i := 1; i <= 3; i++ {
+		n := &mnNode{name: fmt.Sprintf("n%d", i), ns: fmt.Sprintf("%s-n%d", m.mark, i), ip: fmt.Sprintf("203.0.113.1%d", i), dir: filepath.Join(dir, fmt.Sprintf("n%d", i))}
+		if err := os.MkdirAll(n.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		veth := fmt.Sprintf("mnv%d", i)
+		run(t, "ip", "netns", "add", n.ns)
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", n.ns).Run() })
+		run(t, "ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", n.ns)
+		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", veth).Run() })
+		run(t, "ip", "link", "set", veth, "addrgenmode", "none")
+		run(t, "ip", "link", "set", veth, "master", mnBridge, "up")
+		run(t, "ip", "-n", n.ns, "addr", "add", n.ip+"/24", "dev", "eth0")
+		run(t, "ip", "-n", n.ns, "link", "set", "eth0", "up")
+		run(t, "ip", "-n", n.ns, "link", "set", "lo", "up")
+		run(t, "ip", "-n", n.ns, "route", "add", "default", "via", mnAPI1)
+		run(t, "ip", "netns", "exec", n.ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		m.nodes = append(m.nodes, n)
+	}
+
+	// One skiffctl certs run: the cluster's PKI, the etcd members', the
+	// kubeconfigs of the control plane and the kubelets' serving pairs.
+	run(t, bin("skiffctl"), "certs", "--dir", m.pki, "--kubeconfig-dir", dir,
+		"--server", "https://"+mnAPI1+":6443", "--apiserver-san", mnAPI2,
+		"--node", "n1", "--node", "n2", "--node", "n3",
+		"--node-ip", "n1=203.0.113.11", "--node-ip", "n2=203.0.113.12", "--node-ip", "n3=203.0.113.13",
+		"--etcd-member", "cp1=127.0.0.1", "--etcd-member", "cp2=127.0.0.1", "--etcd-member", "cp3=127.0.0.1")
+	m.kubeconfig = filepath.Join(dir, "admin.kubeconfig")
+
+	m.etcd = deploytest.NewEtcdCluster(t, filepath.Join(dir, "etcd"), m.pki, deploytest.FreePorts(t, 6))
+	m.etcd.Start(t)
+
+	for i, addr := range []string{mnAPI1, mnAPI2} {
+		flags := filepath.Join(dir, fmt.Sprintf("apiserver-%d.yaml", i+1))
+		writeFile(t, flags, fmt.Sprintf(`etcd-servers: [%s]
+advertise-address: %s
+bind-address: %s
+secure-port: 6443
+authorization-mode: [Node, RBAC]
+service-cluster-ip-range: %s
+enable-bootstrap-token-auth: true
+anonymous-auth: true
+audit-log-path: %s
+`, strings.Join(m.etcd.ClientURLs(), ", "), addr, addr, mnServiceCIDR, filepath.Join(dir, fmt.Sprintf("audit-%d.log", i+1))))
+		m.apis = append(m.apis, deploytest.StartUnit(t, fmt.Sprintf("apiserver-%d", i+1), "skiff-apiserver.service",
+			[][2]string{{"/etc/skiff/apiserver.yaml", flags}, {"/etc/skiff/", dir + "/"}}, nil, nil, nil, dir))
+	}
+	admin := deploytest.TLSClient(t, filepath.Join(m.pki, "ca.crt"), filepath.Join(m.pki, "admin.crt"), filepath.Join(m.pki, "admin.key"))
+	for _, addr := range []string{mnAPI1, mnAPI2} {
+		m.waitFor(t, addr+" ready", 90*time.Second, func() error { _, err := deploytest.Get(admin, "https://"+addr+":6443/readyz"); return err })
+	}
+	m.cfg, err = clientcmd.BuildConfigFromFlags("", m.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.client = kubernetes.NewForConfigOrDie(m.cfg)
+
+	leader := fmt.Sprintf("leader-elect: true\nleader-elect-lease-duration: %s\nleader-elect-renew-deadline: %s\nleader-elect-retry-period: %s\nbind-address: 127.0.0.1\nsecure-port: 0\n", mnLease, mnRenew, mnRetry)
+	for i := 1; i <= 2; i++ {
+		flags := filepath.Join(dir, fmt.Sprintf("controller-manager-%d.yaml", i))
+		writeFile(t, flags, leader+fmt.Sprintf(`allocate-node-cidrs: true
+cluster-cidr: %s
+node-cidr-mask-size: 24
+service-cluster-ip-range: %s
+controllers: ["*", bootstrapsigner, tokencleaner]
+approve-kubelet-serving-csrs: true
+node-monitor-grace-period: %s
+node-monitor-period: 1s
+`, mnClusterCIDR, mnServiceCIDR, mnGrace))
+		m.cms = append(m.cms, deploytest.StartUnit(t, fmt.Sprintf("controller-manager-%d", i), "skiff-controller-manager.service",
+			[][2]string{{"/etc/skiff/controller-manager.yaml", flags}, {"/etc/skiff/", dir + "/"}}, nil, nil, nil, dir))
+		flags = filepath.Join(dir, fmt.Sprintf("scheduler-%d.yaml", i))
+		writeFile(t, flags, leader)
+		m.scheds = append(m.scheds, deploytest.StartUnit(t, fmt.Sprintf("scheduler-%d", i), "skiff-scheduler.service",
+			[][2]string{{"/etc/skiff/scheduler.yaml", flags}, {"/etc/skiff/", dir + "/"}}, nil, nil, nil, dir))
+	}
+
+	// Images: a registry on loopback, reached by the nodes at the bridge's
+	// address.
+	ctd := harness.StartContainerd(t)
+	registry := harness.StartRegistry(t)
+	harness.PushImage(t, harness.BuildBusyboxImage(t), registry, "library/busybox")
+	mirror := fmt.Sprintf("%s:%d", mnAPI1, harness.FreePort(t))
+	forward(t, mirror, registry)
+	regFile := filepath.Join(dir, "registries.yaml")
+	writeFile(t, regFile, fmt.Sprintf("mirrors:\n  docker.io:\n    endpoint:\n      - \"http://%s\"\n", mirror))
+
+	// Join: one token, the printed command run on each node. The node
+	// daemons run in the node's network namespace with nsenter --net (ip
+	// netns exec would also mount a sysfs of the namespace's own, without
+	// the cgroup filesystem the kubelet needs).
+	join := strings.Fields(run(t, bin("skiffctl"), "--kubeconfig", m.kubeconfig, "token", "create", "--ttl", "30m", "--server", "https://"+mnAPI1+":6443"))
+	if len(join) < 2 || join[1] != "join" {
+		t.Fatalf("skiffctl token create printed %q", join)
+	}
+	for _, n := range m.nodes {
+		boot := filepath.Join(n.dir, "bootstrap-kubelet.kubeconfig")
+		run(t, "nsenter", append([]string{"--net=/run/netns/" + n.ns, bin("skiffctl")}, append(join[1:],
+			"--bootstrap-kubeconfig", boot, "--ca-file", filepath.Join(n.dir, "ca.crt"), "--discovery-timeout", "60s")...)...)
+		n.kubeletArgs = []string{"nsenter", "--net=/run/netns/" + n.ns, bin("skiff-kubelet"),
+			"--bootstrap-kubeconfig=" + boot,
+			"--kubeconfig=" + filepath.Join(n.dir, "kubelet.kubeconfig"),
+			"--cert-dir=" + filepath.Join(n.dir, "pki"),
+			"--rotate-certificates",
+			// The serving pair from skiffctl certs, as the kubelet unit
+			// has it (docs/operations.md); the client identity comes
+			// from the TLS bootstrap.
+			"--tls-cert-file=" + filepath.Join(m.pki, "kubelet-"+n.name+".crt"),
+			"--tls-private-key-file=" + filepath.Join(m.pki, "kubelet-"+n.name+".key"),
+			"--client-ca-file=" + filepath.Join(n.dir, "ca.crt"),
+			"--node-name=" + n.name, "--node-ip=" + n.ip, "--address=" + n.ip, "--port=10250",
+			"--containerd-address=" + ctd.Address, "--containerd-root=" + ctd.Dir,
+			"--containerd-namespace=" + n.ns,
+			"--root-dir=" + filepath.Join(n.dir, "kubelet"), "--netns-dir=" + filepath.Join(n.dir, "netns"),
+			"--cgroup-root=/" + m.mark + "/" + n.name,
+			"--registries-config=" + regFile, "--disable-default-registry-endpoint",
+			"--cluster-cidr=" + mnClusterCIDR, "--manage-node-routes",
+			"--local-path-dir=", "--eviction-hard=memory.available<100Mi",
+			"--node-status-update-frequency=1s",
+		}
+		n.kubelet = deploytest.StartProcess(t, "kubelet-"+n.name, dir, nil, n.kubeletArgs...)
+		n.proxy = deploytest.StartProcess(t, "proxy-"+n.name, dir, nil, "nsenter", "--net=/run/netns/"+n.ns, bin("skiff-proxy"),
+			"--kubeconfig="+filepath.Join(dir, "proxy.kubeconfig"), "--hostname-override="+n.name,
+			"--cluster-cidr="+mnClusterCIDR, "--service-cluster-ip-range="+mnServiceCIDR,
+			"--egress-guard-allow-interfaces=skiff0,eth0", "--healthz-bind-address="+n.ip+":10256", "--metrics-bind-address=127.0.0.1:10249")
+	}
+	for _, n := range m.nodes {
+		m.waitFor(t, n.name+" Ready with a pod CIDR", 120*time.Second, func() error { return m.nodeReady(n.name, true) })
+	}
+	m.setup = time.Since(started)
+	t.Logf("set-up: %.1f s (3 etcd members, 2 API servers, 2 controller managers, 2 schedulers, 3 joined nodes Ready)", m.setup.Seconds())
+	return m
+}
+
+// nodeReady is nil when the Node's Ready condition is ready (True, or not
+// True when ready is false) and, ready, it has a pod CIDR.
+func (m *multiNode) nodeReady(name string, ready bool) error {
+	n, err := m.client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if (c.Status == corev1.ConditionTrue) != ready {
+				return fmt.Errorf("Ready=%s (%s)", c.Status, c.Message)
+			}
+			if ready && n.Spec.PodCIDR == "" {
+				return fmt.Errorf("no pod CIDR")
+			}
+			// Ready to take pods: the node lifecycle controller has also
+			// lifted the taints of a node not ready.
+			for _, taint := range n.Spec.Taints {
+				if ready && (taint.Key == corev1.TaintNodeNotReady || taint.Key == corev1.TaintNodeUnreachable) {
+					return fmt.Errorf("still tainted %s", taint.ToString())
+				}
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no Ready condition")
+}
+
+// inNode calls fn with this thread in node n's network namespace.
+func (m *multiNode) inNode(t *testing.T, n *mnNode, fn func()) {
+	t.Helper()
+	(&cluster{outside: n.ns}).inOutside(t, fn)
+}
+
+// getFrom fetches http://addr/ from node n's namespace.
+func (m *multiNode) getFrom(t *testing.T, n *mnNode, addr string) (string, error) {
+	t.Helper()
+	var conn net.Conn
+	var err error
+	m.inNode(t, n, func() { conn, err = net.DialTimeout("tcp", addr, 2*time.Second) })
+	if err != nil {
+		return "", err
+	}
+	return httpGetOn(conn, addr)
+}
+
+// webDeployment serves its pod's name on 8080, its replicas spread over
+// the nodes (topology spread), tolerating a lost node for mnToleration
+// seconds.
+func webDeployment(name string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To[int64](0),
+					AutomountServiceAccountToken:  ptr.To(false),
+					// One per node; a node with a taint the pod does not
+					// tolerate for scheduling (a lost one) does not count.
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.DoNotSchedule,
+						LabelSelector:    &metav1.LabelSelector{MatchLabels: labels},
+						NodeTaintsPolicy: ptr.To(corev1.NodeInclusionPolicyHonor),
+					}},
+					Tolerations: []corev1.Toleration{
+						{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](mnToleration)},
+						{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](mnToleration)},
+					},
+					Containers: []corev1.Container{{
+						Name: "web", Image: "busybox",
+						Command: []string{"sh", "-c", "mkdir -p /www && echo $HOSTNAME > /www/index.html && exec httpd -f -p 8080 -h /www"},
+						Ports:   []corev1.ContainerPort{{ContainerPort: 8080}},
+						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
+							PeriodSeconds: 1},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// readyPods waits until selector has want pods not being deleted, all
+// Ready and none on avoid, and returns them. (A lost node's evicted pods
+// stay, being deleted, until its kubelet is back.)
+func (m *multiNode) readyPods(t *testing.T, selector string, want int, avoid string, timeout time.Duration) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	m.waitFor(t, fmt.Sprintf("%d Ready pods %s, none on %q", want, selector, avoid), timeout, func() error {
+		list, err := m.client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		pods = pods[:0]
+		var states []string
+		live := 0
+		for _, p := range list.Items {
+			if p.DeletionTimestamp == nil {
+				live++
+			}
+			states = append(states, fmt.Sprintf("%s on %q %s ready=%v", p.Name, p.Spec.NodeName, p.Status.Phase, podReady(&p)))
+			if p.DeletionTimestamp == nil && podReady(&p) && p.Spec.NodeName != avoid {
+				pods = append(pods, p)
+			}
+		}
+		if len(pods) != want || live != want {
+			return fmt.Errorf("%v", states)
+		}
+		return nil
+	})
+	return pods
+}
+
+func (m *multiNode) node(name string) *mnNode {
+	for _, n := range m.nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+func TestMultiNode(t *testing.T) {
+	m := startMultiNode(t)
+	ctx := context.Background()
+
+	t.Run("PodsAcrossNodesAndAService", func(t *testing.T) {
+		// One pod per node: the scheduler places each by its node selector.
+		for _, n := range m.nodes {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hello-" + n.name, Labels: map[string]string{"app": "hello"}},
+				Spec: webDeployment("hello", 1).Spec.Template.Spec}
+			p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": n.name}
+			p.Spec.TopologySpreadConstraints = nil
+			if _, err := m.client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pods := m.readyPods(t, "app=hello", 3, "", 3*time.Minute)
+		on := map[string]string{}
+		for _, p := range pods {
+			on[p.Spec.NodeName] = p.Name
+		}
+		if len(on) != 3 {
+			t.Fatalf("the 3 pods are on %v, not one per node", on)
+		}
+		// Every node reaches every pod by its IP: its own over its bridge,
+		// the others' through the routes to their pod CIDRs.
+		for _, n := range m.nodes {
+			for _, p := range pods {
+				addr := net.JoinHostPort(p.Status.PodIP, "8080")
+				m.waitFor(t, n.name+" reaches "+p.Name+" at "+addr, 30*time.Second, func() error {
+					out, err := m.getFrom(t, n, addr)
+					if err == nil && !strings.Contains(out, p.Name) {
+						err = fmt.Errorf("answered %q", out)
+					}
+					return err
+				})
+			}
+		}
+		// A pod reaches the pods on the other nodes (kubectl exec through
+		// the API server to the kubelet of its node).
+		for _, from := range pods {
+			for _, to := range pods {
+				if from.Spec.NodeName == to.Spec.NodeName {
+					continue
+				}
+				m.waitFor(t, fmt.Sprintf("%s (on %s) reaches %s (on %s)", from.Name, from.Spec.NodeName, to.Name, to.Spec.NodeName), 30*time.Second, func() error {
+					out, err := (&cluster{kubeconfig: m.kubeconfig}).fromPod(t, from.Name, "http://"+net.JoinHostPort(to.Status.PodIP, "8080"))
+					if err == nil && out != to.Name {
+						err = fmt.Errorf("answered %q", out)
+					}
+					return err
+				})
+			}
+		}
+		// A Service answers from every node, with every pod behind it.
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "hello"}, Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "hello"},
+			Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		}}
+		svc, err := m.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := net.JoinHostPort(svc.Spec.ClusterIP, "80")
+		for _, n := range m.nodes {
+			seen := map[string]bool{}
+			m.waitFor(t, "the Service from "+n.name+" answered by each pod", 60*time.Second, func() error {
+				out, err := m.getFrom(t, n, addr)
+				if err != nil {
+					return err
+				}
+				for _, p := range pods {
+					if out == p.Name {
+						seen[p.Name] = true
+					}
+				}
+				for _, p := range pods {
+					if !seen[p.Name] {
+						return fmt.Errorf("not yet answered by %s; seen %v", p.Name, seen)
+					}
+				}
+				return nil
+			})
+		}
+	})
+
+	t.Run("NodeLossReschedulesAndRejoins", func(t *testing.T) {
+		if _, err := m.client.AppsV1().Deployments("default").Create(ctx, webDeployment("web", 3), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pods := m.readyPods(t, "app=web", 3, "", 2*time.Minute)
+		lost := m.node(pods[0].Spec.NodeName)
+		lostAt := time.Now()
+		lost.kubelet.Stop()
+		m.waitFor(t, lost.name+" NotReady", mnGrace+30*time.Second, func() error { return m.nodeReady(lost.name, false) })
+		notReady := time.Since(lostAt)
+		moved := m.readyPods(t, "app=web", 3, lost.name, 2*time.Minute)
+		rescheduled := time.Since(lostAt)
+		t.Logf("node loss: NotReady after %.1f s, its pods Ready on the other nodes after %.1f s (node-monitor-grace-period %s, tolerationSeconds %d)",
+			notReady.Seconds(), rescheduled.Seconds(), mnGrace, mnToleration)
+		for _, p := range moved {
+			if p.Spec.NodeName == lost.name {
+				t.Errorf("%s still on %s", p.Name, lost.name)
+			}
+		}
+		lost.kubelet = deploytest.StartProcess(t, "kubelet-"+lost.name, m.dir, nil, lost.kubeletArgs...)
+		m.waitFor(t, lost.name+" Ready again", 90*time.Second, func() error { return m.nodeReady(lost.name, true) })
+		n, err := m.client.CoreV1().Nodes().Get(ctx, lost.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, taint := range n.Spec.Taints {
+			if taint.Effect == corev1.TaintEffectNoExecute {
+				t.Errorf("%s rejoined with taint %v", lost.name, taint)
+			}
+		}
+	})
+
+	t.Run("EtcdMemberAndAPIServerLostUnderLoad", func(t *testing.T) {
+		m.writesSurvive(t)
+	})
+
+	t.Run("LeadersLost", func(t *testing.T) {
+		for _, c := range []struct {
+			lease string
+			procs []*deploytest.Process
+		}{{"kube-controller-manager", m.cms}, {"kube-scheduler", m.scheds}} {
+			m.takeOver(t, c.lease, c.procs)
+		}
+	})
+}
+
+// writesSurvive writes ConfigMaps through both API servers without pause,
+// kills an etcd member and the second API server half-way, and checks that
+// every acknowledged write is there and that a watcher, resumed on the
+// first API server from the last resourceVersion it saw, got each write's
+// ADDED event exactly once.
+func (m *multiNode) writesSurvive(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const ns = "default"
+	cfg2 := rest.CopyConfig(m.cfg)
+	cfg2.Host = "https://" + mnAPI2 + ":6443"
+	clients := []kubernetes.Interface{m.client, kubernetes.NewForConfigOrDie(cfg2)}
+	sel := "load=survive"
+
+	start, err := clients[1].CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The watcher starts on the API server that is killed.
+	var mu sync.Mutex
+	events := map[string]int{}
+	var lastRV string
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		rv := start.ResourceVersion
+		for i := 0; ctx.Err() == nil; i++ {
+			w, err := clients[i%2].CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: rv, AllowWatchBookmarks: true})
+			if err != nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond): // a retry's pause
+				}
+				continue
+			}
+			for ev := range w.ResultChan() {
+				cm, ok := ev.Object.(*corev1.ConfigMap)
+				if !ok {
+					continue
+				}
+				rv = cm.ResourceVersion
+				if ev.Type == watch.Added {
+					mu.Lock()
+					events[cm.Name]++
+					lastRV = rv
+					mu.Unlock()
+				}
+			}
+			w.Stop()
+		}
+	}()
+
+	var acked []string
+	var failed int
+	killAt := 150
+	for i := 0; i < 300; i++ {
+		if i == killAt {
+			m.etcd.Process("cp3").Stop()
+			m.apis[1].Stop()
+			t.Logf("write %d: etcd member cp3 and API server %s killed", i, mnAPI2)
+		}
+		name := fmt.Sprintf("survive-%03d", i)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"load": "survive"}}, Data: map[string]string{"i": fmt.Sprint(i)}}
+		var err error
+		for try := 0; try < 2; try++ {
+			// Alternate between the servers; a client fails over to the
+			// other one when its server does not answer.
+			c := clients[(i+try)%2]
+			wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err = c.CoreV1().ConfigMaps(ns).Create(wctx, cm, metav1.CreateOptions{})
+			wcancel()
+			if err == nil || apierrors.IsAlreadyExists(err) {
+				err = nil
+				break
+			}
+		}
+		if err != nil {
+			failed++
+			continue
+		}
+		acked = append(acked, name)
+	}
+	if failed > len(acked)/10 {
+		t.Errorf("%d of 300 writes failed: the cluster did not keep serving", failed)
+	}
+	list, err := m.client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, cm := range list.Items {
+		have[cm.Name] = true
+	}
+	for _, name := range acked {
+		if !have[name] {
+			t.Errorf("acknowledged write %s is lost", name)
+		}
+	}
+	m.waitFor(t, "the watcher to see every write", 30*time.Second, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		for name := range have {
+			if events[name] == 0 {
+				return fmt.Errorf("no ADDED event for %s (last resourceVersion %s)", name, lastRV)
+			}
+		}
+		return nil
+	})
+	cancel()
+	<-watchDone
+	mu.Lock()
+	defer mu.Unlock()
+	var repeated []string
+	for name, n := range events {
+		if n != 1 {
+			repeated = append(repeated, fmt.Sprintf("%s×%d", name, n))
+		}
+	}
+	sort.Strings(repeated)
+	if len(repeated) > 0 {
+		t.Errorf("events repeated: %v", repeated)
+	}
+	t.Logf("%d writes acknowledged, %d failed while the member and the server were lost; every one there, one ADDED event each", len(acked), failed)
+}
+
+// takeOver kills the holder of lease among procs and waits for another to
+// hold it, within the lease duration and the retry periods of noticing it.
+func (m *multiNode) takeOver(t *testing.T, lease string, procs []*deploytest.Process) {
+	t.Helper()
+	ctx := context.Background()
+	get := func() (*coordinationv1.Lease, error) {
+		return m.client.CoordinationV1().Leases("kube-system").Get(ctx, lease, metav1.GetOptions{})
+	}
+	var holder string
+	m.waitFor(t, lease+" held", time.Minute, func() error {
+		l, err := get()
+		if err != nil {
+			return err
+		}
+		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+			return fmt.Errorf("no holder")
+		}
+		holder = *l.Spec.HolderIdentity
+		return nil
+	})
+	// The holder is the process whose log says it acquired the lease.
+	var leader *deploytest.Process
+	for _, p := range procs {
+		log, _ := os.ReadFile(p.LogFile())
+		if strings.Contains(string(log), "successfully acquired lease") && !p.ExitedUnexpectedly() {
+			if leader != nil {
+				t.Fatalf("both %s and %s logged acquiring %s", leader.Name(), p.Name(), lease)
+			}
+			leader = p
+		}
+	}
+	if leader == nil {
+		t.Fatalf("no process logged acquiring %s (held by %s)", lease, holder)
+	}
+	killed := time.Now()
+	leader.Stop()
+	m.waitFor(t, lease+" taken over", mnLease+mnRetry+10*time.Second, func() error {
+		l, err := get()
+		if err != nil {
+			return err
+		}
+		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == holder {
+			return fmt.Errorf("still held by %s", holder)
+		}
+		return nil
+	})
+	took := time.Since(killed)
+	t.Logf("%s: leader %s killed, taken over after %.1f s (lease %s)", lease, leader.Name(), took.Seconds(), mnLease)
+	// The standby takes over once the lease has not been renewed for the
+	// lease duration since it last saw a renewal; it looks every retry
+	// period (client-go adds up to 20 % jitter), so it may see the last
+	// renewal before the kill up to a retry period late, and the expiry up
+	// to another one late.
+	if limit := mnLease + 3*mnRetry; took > limit {
+		t.Errorf("%s taken over after %v, more than the lease duration %v and three retry periods", lease, took, mnLease)
+	}
+}
