@@ -176,6 +176,9 @@ func (h *Handler) info(r *http.Request, s *registry.Store, verb, sub string) *Re
 	}
 	ri := &RequestInfo{Verb: verb, Group: s.R.Group, Version: s.R.Version, Resource: s.R.Resource, Subresource: sub,
 		Scope: scope, Namespace: vars["namespace"], Name: vars["name"]}
+	if ri.Name == "" && (verb == "list" || verb == "watch") {
+		ri.Name = selectedName(r)
+	}
 	setRequestInfo(r, ri)
 	return ri
 }

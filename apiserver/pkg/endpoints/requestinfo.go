@@ -3,6 +3,8 @@ package endpoints
 import (
 	"net/http"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/fields"
 )
 
 // namespaceSubresources are the subresources of a namespace itself.
@@ -58,7 +60,27 @@ func ParseRequestInfo(r *http.Request) *RequestInfo {
 	default:
 		info.Scope = "cluster"
 	}
+	if info.Name == "" && (info.Verb == "list" || info.Verb == "watch") {
+		info.Name = selectedName(r)
+	}
 	return info
+}
+
+// selectedName is the name a list or watch selects with the field selector
+// metadata.name=<name>, as upstream's RequestInfoFactory reads it: the
+// authorizer then sees that name, so a role limited to resourceNames may
+// list and watch the one object (as aggregated API servers read
+// kube-system/extension-apiserver-authentication).
+func selectedName(r *http.Request) string {
+	sel, err := fields.ParseSelector(r.URL.Query().Get("fieldSelector"))
+	if err != nil {
+		return ""
+	}
+	name, ok := sel.RequiresExactMatch("metadata.name")
+	if !ok || name == "." || name == ".." || strings.ContainsAny(name, "/%") {
+		return ""
+	}
+	return name
 }
 
 func verbFor(r *http.Request, named bool) string {
