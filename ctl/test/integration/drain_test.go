@@ -321,7 +321,9 @@ func TestDrain(t *testing.T) {
 	if r.err == nil {
 		t.Fatalf("drain under a budget that allows nothing succeeded:\n%s", r.out)
 	}
-	if d := time.Since(start); d > 6*time.Second {
+	// The timeout ends drain although the budget never allows the
+	// eviction (the bound is loose for a loaded machine).
+	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("a 2s timeout took %v", d)
 	}
 	wantContains(t, "timeout stdout", r.out, "evicting pod drain/bare\n", "pod/bare evicted\n", "evicting pod drain/"+web[0].Name+"\n")
