@@ -66,7 +66,8 @@ test-walkthrough: build
 # members with TLS (Debian's etcd-server), 2 API servers, 2 controller
 # managers and 2 schedulers with leader election, 3 nodes each in a network
 # namespace of its own joined with a bootstrap token; node loss, etcd and
-# API server loss under writes, leader takeover. About 2 minutes, as root:
+# API server loss under writes, drain and a PodDisruptionBudget, leader
+# takeover. About 2 minutes, as root:
 # not part of make test.
 test-multinode: build
 	cd e2e && $(GO) test -tags multinode -count=1 -timeout 20m -v -run 'TestMultiNode' .
