@@ -139,27 +139,9 @@ func startUnitWith(t *testing.T, name, unitFile string, replacements [][2]string
 	if strings.HasPrefix(binary, "/usr/local/bin/") {
 		binary = filepath.Join(repo, "bin", filepath.Base(binary))
 	}
-	p := &process{name: name, log: filepath.Join(dir, name+".log")}
-	log, err := os.Create(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
 	args = append(append([]string{binary}, args[1:]...), extra...)
 	args = append(append([]string(nil), prefix...), args...)
-	p.cmd = exec.Command(args[0], args[1:]...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = log, log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.exited = make(chan struct{})
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(p.stop)
-	return p
+	return StartProcess(t, name, dir, env, args...)
 }
 
 func freePorts(t *testing.T, n int) []int {
@@ -443,7 +425,7 @@ func (c *etcdCluster) Process(m string) *Process { return c.procs[m] }
 func (c *etcdCluster) Processes() []*Process { return c.list() }
 
 // StartProcess runs args (the first is the program) as a daemon named name,
-// its output in dir/name.log, stopped (SIGKILL) at the test's end.
+// its output appended to dir/name.log, stopped (SIGKILL) at the test's end.
 func StartProcess(t *testing.T, name, dir string, env []string, args ...string) *Process {
 	t.Helper()
 	p := &process{name: name, log: filepath.Join(dir, name+".log")}
