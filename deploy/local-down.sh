@@ -81,6 +81,21 @@ if [ -x "$ROOT/bin/skiff-proxy" ]; then
 	"$ROOT/bin/skiff-proxy" --cleanup >/dev/null 2>&1 && echo "skiff down: removed the proxy's iptables chains and the service route"
 fi
 
+# The CNI portmap plugin's chains (CNI-HOSTPORT-*, CNI-DN-*) and the jumps to
+# them, when this cluster's pods made them (layout.env says they were not
+# there before the first make up).
+if [ "${CNI_HOSTPORT_CHAINS_BEFORE:-}" = no ]; then
+	iptables -w -t nat -S 2>/dev/null | grep -E '^-A .* -j CNI-(HOSTPORT-|DN-)' | sed 's/^-A /-D /' |
+		while read -r rule; do eval "iptables -w -t nat $rule" 2>/dev/null; done
+	for c in $(iptables -w -t nat -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^CNI-(HOSTPORT-|DN-)/ { print $2 }'); do
+		iptables -w -t nat -F "$c" 2>/dev/null
+	done
+	for c in $(iptables -w -t nat -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^CNI-(HOSTPORT-|DN-)/ { print $2 }'); do
+		iptables -w -t nat -X "$c" 2>/dev/null
+	done
+	echo "skiff down: removed the CNI portmap chains"
+fi
+
 # Pod network namespaces and their IP leases.
 if [ -n "$NETNS_DIR" ]; then
 	for ns in "$NETNS_DIR"/*; do

@@ -122,6 +122,16 @@ for d in apiserver controller-manager scheduler registry proxy dns kubelet; do
 	done
 done
 
+# The CNI portmap plugin's chains (hostPort pods) outlive the pods; make down
+# removes them only if they were not on the machine before the first make up.
+CNI_HOSTPORT_CHAINS_BEFORE=""
+if [ -f "$SKIFF_HOME/run/layout.env" ]; then
+	CNI_HOSTPORT_CHAINS_BEFORE="$(sed -n 's/^CNI_HOSTPORT_CHAINS_BEFORE=//p' "$SKIFF_HOME/run/layout.env")"
+fi
+if [ -z "$CNI_HOSTPORT_CHAINS_BEFORE" ]; then
+	if iptables -w -t nat -S CNI-HOSTPORT-DNAT >/dev/null 2>&1; then CNI_HOSTPORT_CHAINS_BEFORE=yes; else CNI_HOSTPORT_CHAINS_BEFORE=no; fi
+fi
+
 # From here on a failure stops everything, so nothing is left half-started.
 cat >"$SKIFF_HOME/run/layout.env" <<ENV
 # Written by deploy/local-up.sh: where this cluster's node state lives.
@@ -129,6 +139,7 @@ CTRD_STATE=$CTRD_STATE
 CTRD_SOCK=$CTRD_SOCK
 NETNS_DIR=$NETNS_DIR
 CGROUP_ROOT=$CGROUP_ROOT
+CNI_HOSTPORT_CHAINS_BEFORE=$CNI_HOSTPORT_CHAINS_BEFORE
 ENV
 on_exit() {
 	local rc=$?
