@@ -22,6 +22,7 @@ require (
 
 require (
 	github.com/apparentlymart/go-cidr v1.1.0 // indirect
+	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/coredns/caddy v1.1.2-0.20241029205200-8de985351a98 // indirect
 	github.com/coredns/coredns v1.12.1 // indirect
 	github.com/dnstap/golang-dnstap v0.4.0 // indirect
@@ -39,6 +40,7 @@ require (
 	github.com/opentracing/opentracing-go v1.2.0 // indirect
 	github.com/quic-go/quic-go v0.50.1 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
+	go.etcd.io/etcd/etcdutl/v3 v3.5.17 // indirect
 	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
 	go.uber.org/automaxprocs v1.6.0 // indirect
 	go.uber.org/mock v0.5.0 // indirect
@@ -46,9 +48,11 @@ require (
 	golang.org/x/tools v0.30.0 // indirect
 	gopkg.in/square/go-jose.v2 v2.6.0 // indirect
 	k8s.io/cluster-bootstrap v0.32.4 // indirect
+	k8s.io/component-base v0.32.4 // indirect
 	k8s.io/component-helpers v0.32.4 // indirect
 	k8s.io/kube-aggregator v0.32.4 // indirect
 	k8s.io/kubelet v0.32.4 // indirect
+	k8s.io/pod-security-admission v0.32.4 // indirect
 )
 
 require (
@@ -144,7 +148,7 @@ require (
 	go.etcd.io/etcd/api/v3 v3.5.20 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.5.20 // indirect
 	go.etcd.io/etcd/client/v2 v2.305.17 // indirect
-	go.etcd.io/etcd/client/v3 v3.5.20 // indirect
+	go.etcd.io/etcd/client/v3 v3.5.20
 	go.etcd.io/etcd/pkg/v3 v3.5.17 // indirect
 	go.etcd.io/etcd/raft/v3 v3.5.17 // indirect
 	go.etcd.io/etcd/server/v3 v3.5.17 // indirect
