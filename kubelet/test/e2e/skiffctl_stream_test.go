@@ -91,7 +91,9 @@ func TestSkiffctlExecAndPortForward(t *testing.T) {
 	pfCtx, stop := context.WithCancel(ctx)
 	var pfOut, pfErr syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- e.skiffctlIn(pfCtx, "", &pfOut, &pfErr, "port-forward", "--address", "127.0.0.1", "pod/sk", ":http") }()
+	go func() {
+		done <- e.skiffctlIn(pfCtx, "", &pfOut, &pfErr, "port-forward", "--address", "127.0.0.1", "pod/sk", ":http")
+	}()
 	var local string
 	poll(t, 15*time.Second, "skiffctl port-forward to listen", func() (bool, string) {
 		if m := forwardingFrom.FindStringSubmatch(pfOut.String()); m != nil {
