@@ -240,6 +240,12 @@ func (s csrStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	if u, ok := authn.UserFrom(ctx); ok && u != nil {
 		csr.Spec.Username, csr.Spec.UID = u.Name, u.UID
 		csr.Spec.Groups = append([]string(nil), u.Groups...)
+		for k, v := range u.Extra {
+			if csr.Spec.Extra == nil {
+				csr.Spec.Extra = map[string]certificatesv1.ExtraValue{}
+			}
+			csr.Spec.Extra[k] = append(certificatesv1.ExtraValue(nil), v...)
+		}
 	}
 }
 

@@ -31,13 +31,19 @@ func TestJobSelectorGeneration(t *testing.T) {
 }
 
 func TestCSRStrategies(t *testing.T) {
-	ctx := authn.WithUser(context.Background(), &authn.User{Name: "alice", UID: "u", Groups: []string{"dev"}})
+	ctx := authn.WithUser(context.Background(), &authn.User{Name: "alice", UID: "u", Groups: []string{"dev"},
+		Extra: map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=1"}}})
 	r := clusterMoreResource(t, "CertificateSigningRequest")
-	csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{Username: "mallory", SignerName: "a/b"},
+	csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{Username: "mallory", SignerName: "a/b",
+		Extra: map[string]certificatesv1.ExtraValue{"forged": {"yes"}}},
 		Status: certificatesv1.CertificateSigningRequestStatus{Certificate: []byte("x")}}
 	r.Strategy.PrepareForCreate(ctx, csr)
 	if csr.Spec.Username != "alice" || csr.Spec.UID != "u" || len(csr.Spec.Groups) != 1 || len(csr.Status.Certificate) != 0 {
 		t.Errorf("created = %+v", csr)
+	}
+	// As upstream: extra is the requester's, never the client's.
+	if len(csr.Spec.Extra) != 1 || len(csr.Spec.Extra["authentication.kubernetes.io/credential-id"]) != 1 || csr.Spec.Extra["authentication.kubernetes.io/credential-id"][0] != "JTI=1" {
+		t.Errorf("extra = %v, want the requester's credential-id only", csr.Spec.Extra)
 	}
 	approved := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}
 	old := csr.DeepCopy()
