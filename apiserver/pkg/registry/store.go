@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -22,6 +23,7 @@ import (
 	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/storage"
+	"skiff.dev/component-base/tracing"
 )
 
 // CreateHook runs before an object is written, e.g. to allocate a Service
@@ -674,17 +676,21 @@ func (s *Store) admissionAttributes(ctx context.Context, op admission.Operation,
 	}
 }
 
-func (s *Store) admit(ctx context.Context, a *admission.Attributes) error {
+func (s *Store) admit(ctx context.Context, a *admission.Attributes) (err error) {
 	if s.Admission == nil {
 		return nil
 	}
+	ctx, span := tracing.Start(ctx, "Admit", attribute.String("operation", string(a.Operation)))
+	defer func() { tracing.End(span, err) }()
 	return s.Admission.Admit(ctx, a)
 }
 
-func (s *Store) validateAdmission(ctx context.Context, a *admission.Attributes) error {
+func (s *Store) validateAdmission(ctx context.Context, a *admission.Attributes) (err error) {
 	if s.Admission == nil {
 		return nil
 	}
+	ctx, span := tracing.Start(ctx, "Validate admission", attribute.String("operation", string(a.Operation)))
+	defer func() { tracing.End(span, err) }()
 	return s.Admission.Validate(ctx, a)
 }
 

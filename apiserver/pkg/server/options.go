@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"skiff.dev/apiserver/pkg/kubeletclient"
+	"skiff.dev/component-base/tracing"
 )
 
 // AdmissionPlugins are the plugins skiff has, in the order they run.
@@ -119,6 +120,8 @@ type Options struct {
 	BookmarkInterval    time.Duration
 	MinRequestTimeout   time.Duration
 	ShutdownGracePeriod time.Duration
+	// Tracing is --tracing-endpoint and --tracing-sampling-rate-per-million.
+	Tracing *tracing.Options
 }
 
 // NewOptions returns the defaults.
@@ -147,6 +150,7 @@ func NewOptions() *Options {
 		BookmarkInterval:             time.Minute,
 		MinRequestTimeout:            30 * time.Minute,
 		ShutdownGracePeriod:          5 * time.Second,
+		Tracing:                      tracing.NewOptions(),
 
 		// kubeadm's values; upstream's flags default to none.
 		RequestHeaderUsernameHeaders:    []string{"X-Remote-User"},
@@ -207,6 +211,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.BookmarkInterval, "watch-bookmark-interval", o.BookmarkInterval, "How often watchers that allow bookmarks receive one.")
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum duration of a watch; each watch lasts a random time between this and twice this, unless timeoutSeconds is given.")
 	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "How long in-flight requests may take to finish on shutdown.")
+	o.Tracing.AddFlags(fs)
 }
 
 // Validate checks the options.
@@ -252,6 +257,11 @@ func (o *Options) Validate() error {
 	}
 	if len(o.EtcdServers) == 0 && o.EtcdDataDir == "" {
 		return fmt.Errorf("--etcd-data-dir is required for the embedded etcd")
+	}
+	if o.Tracing != nil {
+		if errs := o.Tracing.Validate(); len(errs) > 0 {
+			return errs[0]
+		}
 	}
 	return nil
 }

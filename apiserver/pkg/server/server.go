@@ -45,6 +45,7 @@ import (
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage/cacher"
 	"skiff.dev/apiserver/pkg/storage/etcd3"
+	"skiff.dev/component-base/tracing"
 )
 
 // Version is what /version reports: the Kubernetes API level skiff serves.
@@ -101,6 +102,8 @@ type Server struct {
 	extensionAuth *corev1.ConfigMap
 	// metricsAPI is the built-in metrics.k8s.io (nil: off).
 	metricsAPI *metricsserver.Server
+	// tracerProvider exports the requests' spans (no-op: tracing off).
+	tracerProvider tracing.Provider
 }
 
 // Setup builds the server: etcd, stores, caches, handlers, listener.
@@ -117,6 +120,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		}
 	}()
 
+	if err := s.setupTracing(ctx, o); err != nil {
+		return nil, err
+	}
 	var err error
 	if len(o.EtcdServers) == 0 {
 		s.etcd, err = startEmbeddedEtcd(ctx, o.EtcdDataDir)
@@ -366,6 +372,7 @@ func (s *Server) close() {
 	if s.audit != nil {
 		_ = s.audit.Close()
 	}
+	tracing.Shutdown(context.Background(), s.tracerProvider)
 }
 
 // Run serves until ctx is cancelled, then shuts down in order.
@@ -460,7 +467,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	s.workers = newRequestWorkers(requestWorkerLimit)
 	// The aggregator sees every authenticated, authorized request first:
 	// the group-versions of APIServices with a service are proxied.
-	return s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(s.handler.Routes(r)))))
+	return s.withTracing(s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(s.handler.Routes(r))))))
 }
 
 // requestWorkerLimit bounds the goroutines kept for short requests; more
@@ -540,6 +547,7 @@ func (s *Server) withFilters(next http.Handler) http.Handler {
 				}
 			}
 			if ri := info(); ri != nil {
+				traceRequest(req.Context(), ri, rec.code)
 				verb := strings.ToUpper(ri.Verb)
 				if verb == "CREATE" {
 					verb = "POST"

@@ -150,7 +150,9 @@ func mapErr(err error) error {
 }
 
 // Create stores obj under key if the key does not exist yet.
-func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (out runtime.Object, err error) {
+	ctx, end := s.traceOp(ctx, "Create", key)
+	defer func() { end(out, err) }()
 	if m, err := meta.Accessor(obj); err == nil && m.GetResourceVersion() != "" {
 		return nil, fmt.Errorf("%w: resourceVersion should not be set on objects to be created", storage.ErrInvalid)
 	}
@@ -182,7 +184,9 @@ func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (run
 }
 
 // Get reads the object at key.
-func (s *Store) Get(ctx context.Context, key string) (runtime.Object, error) {
+func (s *Store) Get(ctx context.Context, key string) (out runtime.Object, err error) {
+	ctx, end := s.traceOp(ctx, "Get", key)
+	defer func() { end(out, err) }()
 	ctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	start := time.Now()
@@ -408,7 +412,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts storage.ListOption
 // if the key has not changed since it was read; on a race it reads again and
 // retries. A resourceVersion precondition that no longer matches fails with
 // ErrConflict instead of retrying.
-func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions *storage.Preconditions, ignoreNotFound bool, tryUpdate storage.UpdateFunc) (runtime.Object, error) {
+func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions *storage.Preconditions, ignoreNotFound bool, tryUpdate storage.UpdateFunc) (out runtime.Object, err error) {
+	ctx, end := s.traceOp(ctx, "GuaranteedUpdate", key)
+	defer func() { end(out, err) }()
 	var (
 		current runtime.Object
 		modRev  int64
@@ -505,7 +511,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 // Delete removes the object if it is unchanged since read and the
 // preconditions and validate hook accept it. It returns the deleted object
 // with the revision of the deletion as its resourceVersion.
-func (s *Store) Delete(ctx context.Context, key string, preconditions *storage.Preconditions, validate storage.ValidateDeletion) (runtime.Object, error) {
+func (s *Store) Delete(ctx context.Context, key string, preconditions *storage.Preconditions, validate storage.ValidateDeletion) (out runtime.Object, err error) {
+	ctx, end := s.traceOp(ctx, "Delete", key)
+	defer func() { end(out, err) }()
 	cctx, cancel := s.opCtx(ctx)
 	start := time.Now()
 	resp, err := s.cfg.Client.Get(cctx, key)
