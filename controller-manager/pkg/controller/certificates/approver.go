@@ -11,11 +11,15 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	certinformers "k8s.io/client-go/informers/certificates/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/controller-manager/pkg/controller/metrics"
@@ -29,9 +33,10 @@ type ApproverOptions struct {
 	// ApproveKubeletServing, off by default as upstream, approves
 	// kubernetes.io/kubelet-serving CSRs whose requester is the node they
 	// name and whose names are all that Node's addresses. Nodes is then
-	// required.
+	// required: a serving CSR that came before its Node (or before the
+	// addresses it names) is looked at again when that Node changes.
 	ApproveKubeletServing bool
-	Nodes                 corelisters.NodeLister
+	Nodes                 coreinformers.NodeInformer
 }
 
 // recognizer is one kind of CSR the approver approves when the requester
@@ -65,23 +70,63 @@ func NewApprover(client kubernetes.Interface, informer certinformers.Certificate
 		{recognize: isNodeClientCert, permission: csrPermission("nodeclient"),
 			message: "Auto approving kubelet client certificate after SubjectAccessReview."},
 	}}
-	return newController(ApproverName, client, informer, m, a.handle)
+	c, err := newController(ApproverName, client, informer, m, a.handle)
+	if err != nil || !opts.ApproveKubeletServing {
+		return c, err
+	}
+	a.nodes = opts.Nodes.Lister()
+	// A kubelet asks for its serving certificate as soon as it knows its
+	// addresses, which may be before the Node with them is stored here:
+	// such a CSR is left pending, and handled again when its Node is
+	// added or its addresses change (else only at the next resync).
+	onNode := func(obj any) {
+		node, ok := obj.(*corev1.Node)
+		if !ok {
+			return
+		}
+		csrs, err := c.lister.List(labels.Everything())
+		if err != nil {
+			return
+		}
+		for _, csr := range csrs {
+			if csr.Spec.SignerName == KubeletServingSigner && csr.Spec.Username == nodeUserPrefix+node.Name && pending(csr) {
+				c.queue.Add(csr.Name)
+			}
+		}
+	}
+	if _, err := opts.Nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: onNode,
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*corev1.Node)
+			n, ok2 := cur.(*corev1.Node)
+			if ok1 && ok2 && equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) {
+				return
+			}
+			onNode(cur)
+		},
+	}); err != nil {
+		return nil, err
+	}
+	c.synced = func() bool { return informer.Informer().HasSynced() && opts.Nodes.Informer().HasSynced() }
+	return c, nil
+}
+
+// pending is a CSR neither approved, denied nor signed.
+func pending(csr *certificatesv1.CertificateSigningRequest) bool {
+	_, approved := condition(csr, certificatesv1.CertificateApproved)
+	_, denied := condition(csr, certificatesv1.CertificateDenied)
+	return !approved && !denied && len(csr.Status.Certificate) == 0
 }
 
 type approver struct {
 	client      kubernetes.Interface
 	opts        ApproverOptions
+	nodes       corelisters.NodeLister
 	recognizers []recognizer
 }
 
 func (a *approver) handle(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) error {
-	if len(csr.Status.Certificate) != 0 {
-		return nil
-	}
-	if _, ok := condition(csr, certificatesv1.CertificateApproved); ok {
-		return nil
-	}
-	if _, ok := condition(csr, certificatesv1.CertificateDenied); ok {
+	if !pending(csr) {
 		return nil
 	}
 	req, err := parseCSR(csr.Spec.Request)
@@ -163,7 +208,7 @@ func (a *approver) servingRefusal(csr *certificatesv1.CertificateSigningRequest,
 	if csr.Spec.Username != req.Subject.CommonName || !slices.Contains(csr.Spec.Groups, nodesGroup) {
 		return "the requester is not the node the certificate names"
 	}
-	node, err := a.opts.Nodes.Get(strings.TrimPrefix(req.Subject.CommonName, nodeUserPrefix))
+	node, err := a.nodes.Get(strings.TrimPrefix(req.Subject.CommonName, nodeUserPrefix))
 	if err != nil {
 		return fmt.Sprintf("the node: %v", err)
 	}

@@ -125,7 +125,7 @@ func TestApprover(t *testing.T) {
 			client := fake.NewClientset(tt.csr, n1)
 			allowSAR(client, tt.allowed)
 			f := informers.NewSharedInformerFactory(client, 0)
-			opts := ApproverOptions{ApproveKubeletServing: tt.serving, Nodes: f.Core().V1().Nodes().Lister()}
+			opts := ApproverOptions{ApproveKubeletServing: tt.serving, Nodes: f.Core().V1().Nodes()}
 			_ = f.Core().V1().Nodes().Informer().GetIndexer().Add(n1)
 			c, err := NewApprover(client, f.Certificates().V1().CertificateSigningRequests(), nil, opts)
 			if err != nil {
@@ -332,6 +332,70 @@ func TestCleaner(t *testing.T) {
 	for _, csr := range csrs {
 		if deleted[csr.Name] != want[csr.Name] {
 			t.Errorf("%s: deleted = %v, want %v", csr.Name, deleted[csr.Name], want[csr.Name])
+		}
+	}
+}
+
+// TestApproverServingCSRBeforeItsNode is the kubelet asking for its
+// serving certificate before its Node is stored: the CSR stays pending,
+// and is approved as soon as the Node comes with the addresses it names,
+// not at the next resync (there is none here).
+func TestApproverServingCSRBeforeItsNode(t *testing.T) {
+	csr := csrObject("serving-1", KubeletServingSigner, "system:node:n1", []string{"system:nodes", "system:authenticated"},
+		makeCSR(t, "system:node:n1", []string{"system:nodes"}, []string{"n1"}, []net.IP{net.ParseIP("192.0.2.1")}),
+		certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth)
+	client := fake.NewClientset(csr)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := NewApprover(client, f.Certificates().V1().CertificateSigningRequests(), nil,
+		ApproverOptions{ApproveKubeletServing: true, Nodes: f.Core().V1().Nodes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handled := make(chan struct{}, 16)
+	h := c.handle
+	c.handle = func(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) error {
+		err := h(ctx, csr)
+		handled <- struct{}{}
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	defer func() { cancel(); <-done; f.Shutdown() }()
+	f.Start(ctx.Done())
+	go func() { defer close(done); _ = c.Run(ctx, 1) }()
+
+	select {
+	case <-handled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the CSR was not handled")
+	}
+	if msg, ok := approvedBy(client); ok {
+		t.Fatalf("approved (%q) before the Node exists", msg)
+	}
+	// The Node first without addresses, then with them, as a kubelet
+	// registers and then reports its status.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.1"}, {Type: corev1.NodeHostName, Address: "n1"}}
+	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if msg, ok := approvedBy(client); ok {
+			if !strings.Contains(msg, "serving") {
+				t.Fatalf("approval = %q", msg)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the serving CSR was not approved after its Node came with its addresses")
+		}
+		select {
+		case <-handled:
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
