@@ -26,6 +26,7 @@ import (
 	"skiff.dev/controller-manager/pkg/controller/disruption"
 	"skiff.dev/controller-manager/pkg/controller/endpoints"
 	"skiff.dev/controller-manager/pkg/controller/endpointslice"
+	"skiff.dev/controller-manager/pkg/controller/endpointslicemirroring"
 	"skiff.dev/controller-manager/pkg/controller/garbagecollector"
 	"skiff.dev/controller-manager/pkg/controller/job"
 	"skiff.dev/controller-manager/pkg/controller/namespace"
@@ -82,6 +83,7 @@ func Controllers() []Controller {
 		{Name: "horizontalpodautoscaling", Init: startHorizontalPodAutoscaler},
 		{Name: "endpoint", Init: startEndpoint},
 		{Name: "endpointslice", Init: startEndpointSlice},
+		{Name: "endpointslice-mirroring", Init: startEndpointSliceMirroring},
 		{Name: "persistentvolume-binder", Init: startPersistentVolumeBinder},
 		{Name: "persistentvolumeclaim-protection", Init: startPVCProtection},
 		{Name: "persistentvolume-protection", Init: startPVProtection},
@@ -520,6 +522,19 @@ func startEndpointSlice(ctx context.Context, cc *ControllerContext) (RunFunc, er
 		return nil, err
 	}
 	return workers(c.Run, o.ConcurrentServiceEndpointSyncs), nil
+}
+
+// startEndpointSliceMirroring runs the EndpointSliceMirroring controller
+// with upstream's defaults (--mirroring-concurrent-service-endpoint-syncs
+// 5, --mirroring-max-endpoints-per-subset 1000).
+func startEndpointSliceMirroring(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	f := cc.Informers.Core().V1()
+	c, err := endpointslicemirroring.NewController(cc.Client, f.Endpoints(), f.Services(), cc.Informers.Discovery().V1().EndpointSlices(),
+		cc.Recorder(endpointslicemirroring.ControllerName), cc.Metrics, endpointslicemirroring.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return workers(c.Run, 5), nil
 }
 
 func startCronJob(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
