@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/component-base/eventtime"
 	"skiff.dev/component-base/flagsfile"
 	cbinformers "skiff.dev/component-base/informers"
 	"skiff.dev/component-base/leaderelection"
@@ -132,7 +133,7 @@ func (c *Config) runControllers(ctx context.Context) error {
 		return err
 	}
 	defer cc.Broadcaster.Shutdown()
-	cc.Broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
+	cc.Broadcaster.StartRecordingToSink(eventtime.Sink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")}, ""))
 
 	g, ctx := errgroup.WithContext(ctx)
 	for _, ctrl := range Controllers() {

@@ -30,6 +30,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/component-base/eventtime"
 	"skiff.dev/component-base/flagsfile"
 	"skiff.dev/kubelet/pkg/cm"
 	"skiff.dev/kubelet/pkg/cni"
@@ -358,7 +359,7 @@ func servingTLS(o *Options, nodeIP string) (*tls.Config, error) {
 func Run(ctx context.Context, c *Config) error {
 	logger := klog.FromContext(ctx).WithValues("node", c.Options.NodeName)
 	ctx = klog.NewContext(ctx, logger)
-	c.Broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
+	c.Broadcast.StartRecordingToSink(eventtime.Sink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")}, ""))
 	defer c.Broadcast.Shutdown()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return c.serve(ctx) })

@@ -26,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"skiff.dev/component-base/eventtime"
 	"skiff.dev/component-base/flagsfile"
 	"skiff.dev/proxy/pkg/conntrack"
 	"skiff.dev/proxy/pkg/healthcheck"
@@ -292,7 +293,7 @@ func Run(ctx context.Context, c *Config) error {
 		g.Go(func() error { return c.MetricsServer.Start(ctx) })
 	}
 	g.Go(func() error { return keeper.Start(ctx) })
-	c.Broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
+	c.Broadcast.StartRecordingToSink(eventtime.Sink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")}, ""))
 	defer c.Broadcast.Shutdown()
 	c.Informers.Start(ctx.Done())
 	c.Nodes.Start(ctx.Done())
