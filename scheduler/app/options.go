@@ -8,6 +8,7 @@ import (
 	"skiff.dev/component-base/clientconfig"
 	"skiff.dev/component-base/leaderelection"
 	"skiff.dev/component-base/serving"
+	"skiff.dev/component-base/tracing"
 )
 
 // Options are skiff-scheduler's flags.
@@ -21,6 +22,7 @@ type Options struct {
 	Client         clientconfig.Options
 	Serving        *serving.Options
 	LeaderElection *leaderelection.Options
+	Tracing        *tracing.Options
 	// flags is the flag set AddFlags registered with, to tell which flags
 	// were given.
 	flags *pflag.FlagSet
@@ -35,6 +37,7 @@ func NewOptions() *Options {
 		Client:         clientconfig.Options{QPS: 5000, Burst: 10000},
 		Serving:        serving.NewOptions(10259),
 		LeaderElection: leaderelection.NewOptions("kube-scheduler"),
+		Tracing:        tracing.NewOptions(),
 	}
 }
 
@@ -46,6 +49,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Client.AddFlags(fs)
 	o.Serving.AddFlags(fs)
 	o.LeaderElection.AddFlags(fs)
+	o.Tracing.AddFlags(fs)
 }
 
 // changed reports whether a flag was given on the command line.
@@ -62,5 +66,6 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Client.Validate()...)
 	errs = append(errs, o.Serving.Validate()...)
 	errs = append(errs, o.LeaderElection.Validate()...)
+	errs = append(errs, o.Tracing.Validate()...)
 	return errors.Join(errs...)
 }

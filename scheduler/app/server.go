@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,10 +21,12 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/component-base/eventtime"
 	"skiff.dev/component-base/flagsfile"
 	cbinformers "skiff.dev/component-base/informers"
 	"skiff.dev/component-base/leaderelection"
 	"skiff.dev/component-base/serving"
+	"skiff.dev/component-base/tracing"
 	"skiff.dev/scheduler/pkg/framework"
 	"skiff.dev/scheduler/pkg/queue"
 	"skiff.dev/scheduler/pkg/scheduler"
@@ -66,8 +69,10 @@ type Config struct {
 	Scheduler  *scheduler.Scheduler
 	Broadcast  record.EventBroadcaster
 	Server     *serving.Server
-	leading    atomic.Bool
-	synced     atomic.Bool
+	// TracerProvider exports the spans (no-op without --tracing-endpoint).
+	TracerProvider tracing.Provider
+	leading        atomic.Bool
+	synced         atomic.Bool
 }
 
 // Addr is the address the health and metrics server listens on.
@@ -106,6 +111,12 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 }
 
 func setup(ctx context.Context, o *Options, restCfg *rest.Config, registry framework.Registry, set *settings) (*Config, error) {
+	host, _ := os.Hostname()
+	tp, err := o.Tracing.NewProvider(ctx, "skiff-scheduler", host)
+	if err != nil {
+		return nil, err
+	}
+	restCfg = tracing.WrapConfig(restCfg, tp)
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, err
@@ -139,13 +150,14 @@ func setup(ctx context.Context, o *Options, restCfg *rest.Config, registry frame
 		Client: client, Informers: factory, Profiles: profiles, Handle: handle, Nominator: nominator, Metrics: m,
 		Queue:                    queue.New(queue.WithGauges(m.SetPending), queue.WithBackoff(set.initialBackoff, set.maxBackoff)),
 		PercentageOfNodesToScore: set.percentageOfNodesToScore,
+		TracerProvider:           tp,
 	})
 	if err != nil {
 		return nil, err
 	}
 	cfg := &Config{
 		Options: o, RESTConfig: restCfg, Client: client, Informers: factory, Registry: reg,
-		Metrics: m, Scheduler: sched, Broadcast: broadcaster,
+		Metrics: m, Scheduler: sched, Broadcast: broadcaster, TracerProvider: tp,
 	}
 	cfg.Server, err = serving.New(o.Serving, reg, serving.SubjectAccessReviewer{Client: client})
 	if err != nil {
@@ -163,9 +175,10 @@ func setup(ctx context.Context, o *Options, restCfg *rest.Config, registry frame
 // Run serves health and metrics and schedules until ctx ends (or
 // leadership is lost, which is an error as upstream treats it).
 func Run(ctx context.Context, c *Config) error {
+	defer tracing.Shutdown(ctx, c.TracerProvider)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return c.Server.Start(ctx) })
-	c.Broadcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
+	c.Broadcast.StartRecordingToSink(eventtime.Sink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")}, ""))
 	defer c.Broadcast.Shutdown()
 
 	c.Informers.Start(ctx.Done())

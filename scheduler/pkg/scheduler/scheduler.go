@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/component-base/tracing"
 	schedcache "skiff.dev/scheduler/pkg/cache"
 	"skiff.dev/scheduler/pkg/framework"
 	"skiff.dev/scheduler/pkg/queue"
@@ -52,6 +55,8 @@ type Scheduler struct {
 	// nextStartNodeIndex rotates where filtering starts, so that stopping
 	// early does not always favour the same nodes.
 	nextStartNodeIndex int
+	// tracer makes the spans of the scheduling cycles and binds.
+	tracer trace.Tracer
 }
 
 // Options configure New.
@@ -69,6 +74,8 @@ type Options struct {
 	// Nominator is the one the profiles were built with (WithNominator);
 	// the scheduler keeps it up to date with the pods' nominations.
 	Nominator *framework.Nominator
+	// TracerProvider traces each scheduling cycle and bind (nil: off).
+	TracerProvider trace.TracerProvider
 }
 
 // New builds a scheduler and registers its informer handlers.
@@ -93,6 +100,7 @@ func New(o Options) (*Scheduler, error) {
 		podLister:  o.Informers.Core().V1().Pods().Lister(),
 		rnd:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
 		percentage: o.PercentageOfNodesToScore,
+		tracer:     tracing.Tracer(o.TracerProvider, "skiff.dev/scheduler"),
 	}
 	for _, p := range o.Profiles {
 		name := p.Framework.ProfileName()
@@ -329,9 +337,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 		return
 	}
 	start := time.Now()
+	ctx, span := s.tracer.Start(ctx, "SchedulingCycle", trace.WithAttributes(append(tracing.PodAttributes(pod),
+		attribute.Int("attempts", qpi.Attempts), attribute.String("profile", prof.Framework.ProfileName()))...))
+	defer span.End()
 	cycle := s.queue.SchedulingCycle()
 	state := framework.NewCycleState()
 	host, err := s.schedulePod(ctx, prof.Framework, state, pod)
+	span.SetAttributes(tracing.NodeNameKey.String(host))
 	s.metrics.SchedulingLatency.WithLabelValues().Observe(time.Since(start).Seconds())
 	if err != nil {
 		var fitErr *framework.FitError
@@ -344,6 +356,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 		} else {
 			logger.Error(err, "Error scheduling pod; retrying")
 		}
+		span.SetAttributes(attribute.String("result", result))
+		span.RecordError(err)
 		s.observe(prof, result, start)
 		s.handleFailure(ctx, prof, qpi, err, result == "unschedulable", cycle, nominate)
 		return
@@ -365,7 +379,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()
+		ctx, span := s.tracer.Start(ctx, "Bind", trace.WithAttributes(append(tracing.PodAttributes(pod), tracing.NodeNameKey.String(host))...))
+		defer span.End()
 		if st := prof.Framework.RunPreBindPlugins(ctx, state, assumed, host); !st.IsSuccess() {
+			span.RecordError(st.AsError())
 			prof.Framework.RunUnreservePlugins(ctx, state, assumed, host)
 			s.cache.ForgetPod(assumed)
 			logger.Error(st.AsError(), "PreBind failed", "plugin", st.Plugin(), "node", host)
@@ -374,6 +391,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 			return
 		}
 		if err := s.bind(ctx, assumed, host); err != nil {
+			span.RecordError(err)
 			prof.Framework.RunUnreservePlugins(ctx, state, assumed, host)
 			s.cache.ForgetPod(assumed)
 			logger.Error(err, "Failed to bind pod", "node", host)
