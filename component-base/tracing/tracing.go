@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -129,16 +131,22 @@ func IsNoop(tp trace.TracerProvider) bool {
 	return ok
 }
 
-// WrapConfig returns a copy of cfg whose requests carry the caller's span
-// context as a W3C traceparent header and are spans of their own, as
-// upstream wraps its components' clients (k8s.io/component-base/tracing
-// WrapperFor). With tracing off, cfg is returned as it is.
+// WrapConfig returns a copy of cfg whose requests made within a span carry
+// it as a W3C traceparent header and are spans of their own (children of
+// the caller's), as upstream wraps its components' clients
+// (k8s.io/component-base/tracing WrapperFor). Requests made outside any
+// span (watches, lease renewals) are left alone: with skiff's default
+// sampling every one of them would otherwise be a trace of its own. With
+// tracing off, cfg is returned as it is.
 func WrapConfig(cfg *rest.Config, tp trace.TracerProvider) *rest.Config {
 	if IsNoop(tp) {
 		return cfg
 	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(k8stracing.WrapperFor(tp))
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return otelhttp.NewTransport(rt, otelhttp.WithPropagators(k8stracing.Propagators()), otelhttp.WithTracerProvider(tp),
+			otelhttp.WithFilter(func(r *http.Request) bool { return trace.SpanFromContext(r.Context()).SpanContext().IsValid() }))
+	})
 	return cfg
 }
 

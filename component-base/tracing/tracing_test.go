@@ -107,3 +107,38 @@ func TestExportsAndPropagates(t *testing.T) {
 		t.Errorf("request span %v: parent should be the child span %s and its id the traceparent's %s", get, s.SpanID, sc.SpanID())
 	}
 }
+
+// A request made outside any span is not traced and carries no
+// traceparent.
+func TestUntracedRequestsStayPlain(t *testing.T) {
+	col := tracingtest.Start(t)
+	o := NewOptions()
+	o.Endpoint = col.Endpoint()
+	tp, err := o.NewProvider(context.Background(), "skiff-test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns"}}`))
+	}))
+	defer srv.Close()
+	client := kubernetes.NewForConfigOrDie(WrapConfig(&rest.Config{Host: srv.URL}, tp))
+	if _, err := client.CoreV1().Pods("ns").Get(context.Background(), "p", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, marker := Tracer(tp, "test").Start(context.Background(), "marker")
+	marker.End()
+	Shutdown(context.Background(), tp)
+	if got.Get("traceparent") != "" {
+		t.Errorf("traceparent %q on a request made outside any span", got.Get("traceparent"))
+	}
+	col.Wait(t, 10*time.Second, "marker", tracingtest.Named("skiff-test", "marker"))
+	for _, s := range col.Spans() {
+		if s.Name != "marker" {
+			t.Errorf("span %v exported for an untraced request", s)
+		}
+	}
+}
