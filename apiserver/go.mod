@@ -124,6 +124,7 @@ require (
 
 require (
 	github.com/cockroachdb/datadriven v1.0.2
+	k8s.io/apiserver v0.32.4
 	k8s.io/cluster-bootstrap v0.32.4
 	k8s.io/component-helpers v0.32.4
 )
@@ -131,6 +132,7 @@ require (
 require (
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.53.0 // indirect
+	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.0 // indirect
 )
 
 require (

@@ -1,301 +1,182 @@
 package apiextensions
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"strings"
 
-	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/ext"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"skiff.dev/apiserver/pkg/cel/library"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
 )
 
-// celCostLimit bounds the work of one rule on one value, so that a rule
-// over a large list cannot stall the server.
-const celCostLimit = 1_000_000
-
-// celRule is one compiled x-kubernetes-validations rule.
-type celRule struct {
-	rule    apiextensionsv1.ValidationRule
-	program cel.Program
-	// message is the compiled messageExpression, if any.
-	message cel.Program
-	// transition: the rule reads oldSelf, so it runs on updates only, where
-	// the value has an old one (unless optionalOldSelf, which makes oldSelf
-	// an optional that is none on create).
-	transition bool
+// celRules are the compiled x-kubernetes-validations rules of one schema:
+// upstream's validator (k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel),
+// which types self and oldSelf from the structural schema, offers the
+// Kubernetes CEL libraries of k8s.io/apiserver/pkg/cel/library (as the base
+// environment of the Kubernetes version this module's libraries are) and
+// bounds each evaluation by upstream's per-call and per-object cost limits.
+// nil when the schema has no rules.
+type celRules struct {
+	structural *structuralschema.Structural
+	validator  *cel.Validator
 }
 
-// celRules holds the compiled rules of a schema, keyed by the schema path of
-// the node that carries them ("" for the root, then ".p:<name>", ".items"
-// and ".additional" steps).
-type celRules map[string][]celRule
+// celEnvSet is upstream's base CEL environment, built once: building it
+// costs tens of milliseconds.
+var celEnvSet = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion(), true)
 
-// celEnv is the environment rules compile in: self is the value of the
-// field that carries the rule and oldSelf its value before an update (an
-// optional with optionalOldSelf), with CEL's standard library, optional
-// types, the string, list, set and math extensions, and Kubernetes' own
-// libraries (quantity, url, ip, cidr, regex, lists, format).
-func celEnv(optionalOld bool) (*cel.Env, error) {
-	old := cel.DynType
-	if optionalOld {
-		old = cel.OptionalType(cel.DynType)
-	}
-	return cel.NewEnv(
-		cel.Variable("self", cel.DynType),
-		cel.Variable("oldSelf", old),
-		cel.OptionalTypes(),
-		ext.Strings(), ext.Lists(), ext.Sets(), ext.Math(),
-		library.Libraries(),
-	)
-}
-
-// compileSchemaRules compiles every rule of the schema rooted at s. A rule
-// that does not parse is an error; a rule that does not type-check (a
-// function no library has) is skipped: it is not evaluated.
-func compileSchemaRules(s *apiextensionsv1.JSONSchemaProps, p *field.Path) (celRules, field.ErrorList) {
-	env, err := celEnv(false)
-	if err != nil {
+// compileSchemaRules compiles every rule of the schema rooted at s as
+// upstream's CRD validation does, with its errors: a rule that does not
+// compile, a messageExpression that does not, optionalOldSelf on a rule
+// without oldSelf, and a rule whose estimated cost (times the number of
+// values it may run on) exceeds upstream's per-expression limit, or rules
+// whose total exceeds the limit of one schema. A schema that is not
+// structural compiles no rules: validateStructural reports it.
+func compileSchemaRules(s *apiextensionsv1.JSONSchemaProps, p *field.Path) (*celRules, field.ErrorList) {
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(s, internal, nil); err != nil {
 		return nil, field.ErrorList{field.InternalError(p, err)}
 	}
-	optEnv, err := celEnv(true)
+	structural, err := structuralschema.NewStructural(internal)
 	if err != nil {
-		return nil, field.ErrorList{field.InternalError(p, err)}
-	}
-	rules := celRules{}
-	var errs field.ErrorList
-	var walk func(n *apiextensionsv1.JSONSchemaProps, key string, p *field.Path)
-	walk = func(n *apiextensionsv1.JSONSchemaProps, key string, p *field.Path) {
-		for i, r := range n.XValidations {
-			rp := p.Child("x-kubernetes-validations").Index(i)
-			e := env
-			if r.OptionalOldSelf != nil && *r.OptionalOldSelf {
-				e = optEnv
-			}
-			c, err := compileRule(e, r)
-			switch {
-			case err != nil:
-				errs = append(errs, field.Invalid(rp.Child(err.field), err.value, err.msg))
-			case c != nil:
-				if r.OptionalOldSelf != nil && *r.OptionalOldSelf && !c.transition {
-					errs = append(errs, field.Invalid(rp.Child("optionalOldSelf"), *r.OptionalOldSelf, "may not be set if oldSelf is not used in rule"))
-					continue
-				}
-				rules[key] = append(rules[key], *c)
-			}
-		}
-		for k, child := range n.Properties {
-			walk(&child, key+".p:"+k, p.Child("properties").Key(k))
-		}
-		if n.AdditionalProperties != nil && n.AdditionalProperties.Schema != nil {
-			walk(n.AdditionalProperties.Schema, key+".additional", p.Child("additionalProperties"))
-		}
-		if n.Items != nil && n.Items.Schema != nil {
-			walk(n.Items.Schema, key+".items", p.Child("items"))
-		}
-	}
-	walk(s, "", p)
-	return rules, errs
-}
-
-// ruleError names the part of a rule that does not compile.
-type ruleError struct {
-	field string
-	value string
-	msg   string
-}
-
-// compileRule compiles a rule and its messageExpression; nil without an
-// error when the rule needs what the environment lacks. A messageExpression
-// that parses but does not check is dropped (the message is used).
-func compileRule(env *cel.Env, r apiextensionsv1.ValidationRule) (*celRule, *ruleError) {
-	if strings.TrimSpace(r.Rule) == "" {
-		return nil, &ruleError{"rule", r.Rule, "rule must not be empty"}
-	}
-	prg, checked, err := compileExpr(env, r.Rule)
-	if err != nil {
-		return nil, &ruleError{"rule", r.Rule, "compilation failed: " + err.Error()}
-	}
-	if prg == nil {
 		return nil, nil
 	}
-	out := &celRule{rule: r, program: prg, transition: readsOldSelf(checked)}
-	if strings.TrimSpace(r.MessageExpression) != "" {
-		msg, _, err := compileExpr(env, r.MessageExpression)
-		if err != nil {
-			return nil, &ruleError{"messageExpression", r.MessageExpression, "messageExpression compilation failed: " + err.Error()}
+	celContext := crdvalidation.RootCELContext(internal)
+	errs := compileNode(internal, p, celContext)
+	if total := celContext.TotalCost; total != nil && total.Total > crdvalidation.StaticEstimatedCRDCostLimit {
+		for _, expensive := range total.MostExpensive {
+			errs = append(errs, field.Forbidden(expensive.Path, "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"))
 		}
-		out.message = msg
+		errs = append(errs, field.Forbidden(p, costErrorMessage("x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", total.Total, crdvalidation.StaticEstimatedCRDCostLimit)))
 	}
-	return out, nil
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	v := cel.NewValidator(structural, true, celconfig.PerCallLimit)
+	if v == nil {
+		return nil, nil
+	}
+	return &celRules{structural: structural, validator: v}, nil
 }
 
-// compileExpr parses and checks one expression: an error when it does not
-// parse, no program when it does not check in env.
-func compileExpr(env *cel.Env, expr string) (cel.Program, *cel.Ast, error) {
-	parsed, iss := env.Parse(expr)
-	if iss.Err() != nil {
-		return nil, nil, iss.Err()
-	}
-	checked, iss := env.Check(parsed)
-	if iss.Err() != nil {
-		return nil, nil, nil
-	}
-	prg, err := env.Program(checked, cel.CostLimit(celCostLimit), cel.CostTracking(library.CostEstimator{}))
-	if err != nil {
-		return nil, nil, nil
-	}
-	return prg, checked, nil
-}
-
-// readsOldSelf reports whether a checked expression refers to oldSelf.
-func readsOldSelf(checked *cel.Ast) bool {
-	for _, ref := range checked.NativeRep().ReferenceMap() {
-		if ref.Name == "oldSelf" {
-			return true
-		}
-	}
-	return false
-}
-
-// validate evaluates the rules on v, the value at field path p of the node
-// props (schema key key), and below it. old is the value there before an
-// update, when the update has one that correlates (hasOld): an object's
-// property or a map's entry by key, a listType=map item by its keys.
-func (r celRules) validate(v, old any, hasOld bool, props *apiextensionsv1.JSONSchemaProps, key string, p *field.Path) field.ErrorList {
-	if v == nil || len(r) == 0 {
-		return nil
-	}
+// compileNode compiles the rules of the node s at p and of the nodes below
+// it, as upstream's ValidateCustomResourceDefinitionOpenAPISchema does.
+func compileNode(s *apiextensions.JSONSchemaProps, p *field.Path, celContext *crdvalidation.CELSchemaContext) field.ErrorList {
 	var errs field.ErrorList
-	for _, rule := range r[key] {
-		errs = append(errs, rule.eval(v, old, hasOld, p)...)
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		errs = append(errs, compileNode(s.AdditionalProperties.Schema, p.Child("additionalProperties"), celContext.ChildAdditionalPropertiesContext(s.AdditionalProperties.Schema))...)
 	}
-	switch val := v.(type) {
-	case map[string]any:
-		oldMap, _ := old.(map[string]any)
-		for k, child := range val {
-			oldChild, found := oldMap[k]
-			if sub, ok := props.Properties[k]; ok {
-				errs = append(errs, r.validate(child, oldChild, hasOld && found, &sub, key+".p:"+k, p.Child(k))...)
-			} else if props.AdditionalProperties != nil && props.AdditionalProperties.Schema != nil {
-				errs = append(errs, r.validate(child, oldChild, hasOld && found, props.AdditionalProperties.Schema, key+".additional", p.Key(k))...)
+	for name, child := range s.Properties {
+		errs = append(errs, compileNode(&child, p.Child("properties").Key(name), celContext.ChildPropertyContext(&child, name))...)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		errs = append(errs, compileNode(s.Items.Schema, p.Child("items"), celContext.ChildItemsContext(s.Items.Schema))...)
+	}
+	if len(s.XValidations) == 0 {
+		return errs
+	}
+	for i, r := range s.XValidations {
+		if strings.TrimSpace(r.Rule) == "" {
+			errs = append(errs, field.Required(p.Child("x-kubernetes-validations").Index(i).Child("rule"), "rule is not specified"))
+		}
+	}
+	if len(errs) > 0 {
+		// As upstream: rules are compiled only where the schema is sound.
+		return errs
+	}
+	typeInfo, err := celContext.TypeInfo()
+	if err != nil || typeInfo == nil {
+		return append(errs, field.InternalError(p.Child("x-kubernetes-validations"), fmt.Errorf("internal error: failed to construct type information for x-kubernetes-validations rules: %v", err)))
+	}
+	results, err := cel.Compile(typeInfo.Schema, typeInfo.DeclType, celconfig.PerCallLimit, celEnvSet, cel.NewExpressionsEnvLoader())
+	if err != nil {
+		return append(errs, field.InternalError(p.Child("x-kubernetes-validations"), err))
+	}
+	for i, cr := range results {
+		rp := p.Child("x-kubernetes-validations").Index(i)
+		cost := expressionCost(cr, celContext)
+		if cost > crdvalidation.StaticEstimatedCostLimit {
+			errs = append(errs, field.Forbidden(rp.Child("rule"), costErrorMessage("estimated rule cost", cost, crdvalidation.StaticEstimatedCostLimit)))
+		}
+		if celContext.TotalCost != nil {
+			celContext.TotalCost.ObserveExpressionCost(rp.Child("rule"), cost)
+		}
+		if cr.Error != nil {
+			if cr.Error.Type == apiservercel.ErrorTypeRequired {
+				errs = append(errs, field.Required(rp.Child("rule"), cr.Error.Detail))
+			} else {
+				errs = append(errs, field.Invalid(rp.Child("rule"), s.XValidations[i].Rule, cr.Error.Detail))
 			}
 		}
-	case []any:
-		if props.Items != nil && props.Items.Schema != nil {
-			oldItems := correlatedItems(old, hasOld, props)
-			for i, item := range val {
-				oldItem, found := oldItems[mapListKey(item, props.XListMapKeys)]
-				errs = append(errs, r.validate(item, oldItem, found, props.Items.Schema, key+".items", p.Index(i))...)
+		if cr.MessageExpressionError != nil {
+			errs = append(errs, field.Invalid(rp.Child("messageExpression"), s.XValidations[i].MessageExpression, cr.MessageExpressionError.Detail))
+		} else if cr.MessageExpression != nil {
+			if cr.MessageExpressionMaxCost > crdvalidation.StaticEstimatedCostLimit {
+				errs = append(errs, field.Forbidden(rp.Child("messageExpression"), costErrorMessage("estimated messageExpression cost", cr.MessageExpressionMaxCost, crdvalidation.StaticEstimatedCostLimit)))
 			}
+			if celContext.TotalCost != nil {
+				celContext.TotalCost.ObserveExpressionCost(rp.Child("messageExpression"), cr.MessageExpressionMaxCost)
+			}
+		}
+		if !cr.UsesOldSelf && s.XValidations[i].OptionalOldSelf != nil {
+			errs = append(errs, field.Invalid(rp.Child("optionalOldSelf"), *s.XValidations[i].OptionalOldSelf, "may not be set if oldSelf is not used in rule"))
 		}
 	}
 	return errs
 }
 
-// correlatedItems indexes the old items of a listType=map list by their
-// keys; items of other lists have no old value, as upstream's.
-func correlatedItems(old any, hasOld bool, props *apiextensionsv1.JSONSchemaProps) map[string]any {
-	list, ok := old.([]any)
-	if !hasOld || !ok || props.XListType == nil || *props.XListType != "map" || len(props.XListMapKeys) == 0 {
-		return nil
+// expressionCost is a rule's estimated cost times the number of values it
+// may run on: the product of the maxItems and maxProperties above it, or
+// the compiler's bound from the request size when one of them is unset.
+func expressionCost(cr cel.CompilationResult, celContext *crdvalidation.CELSchemaContext) uint64 {
+	cardinality := cr.MaxCardinality
+	if celContext.MaxCardinality != nil {
+		cardinality = *celContext.MaxCardinality
 	}
-	out := make(map[string]any, len(list))
-	for _, item := range list {
-		out[mapListKey(item, props.XListMapKeys)] = item
+	if cr.MaxCost == 0 {
+		return 0
 	}
-	return out
+	if math.MaxUint64/cr.MaxCost < cardinality {
+		return math.MaxUint64
+	}
+	return cr.MaxCost * cardinality
 }
 
-// mapListKey is the identity of a listType=map item: its key fields' values.
-func mapListKey(item any, keys []string) string {
-	m, _ := item.(map[string]any)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%q=%v;", k, m[k])
-	}
-	return b.String()
-}
-
-// eval runs one rule with self = v (and oldSelf = old), as upstream words
-// its failures.
-func (c celRule) eval(v, old any, hasOld bool, p *field.Path) field.ErrorList {
-	vars := map[string]any{"self": v}
+// costErrorMessage is upstream's message for an estimated cost over its
+// limit.
+func costErrorMessage(costName string, cost, limit uint64) string {
+	exceed := float64(cost) / float64(limit)
+	var factor string
 	switch {
-	case c.transition && c.rule.OptionalOldSelf != nil && *c.rule.OptionalOldSelf:
-		if hasOld {
-			vars["oldSelf"] = types.OptionalOf(types.DefaultTypeAdapter.NativeToValue(old))
-		} else {
-			vars["oldSelf"] = types.OptionalNone
-		}
-	case c.transition:
-		if !hasOld {
-			return nil
-		}
-		vars["oldSelf"] = old
+	case exceed > 100.0:
+		factor = "more than 100x"
+	case exceed < 1.5:
+		factor = fmt.Sprintf("%fx", exceed)
+	default:
+		factor = fmt.Sprintf("%.1fx", exceed)
 	}
-	if c.rule.FieldPath != "" {
-		for _, part := range strings.Split(strings.TrimPrefix(c.rule.FieldPath, "."), ".") {
-			p = p.Child(part)
-		}
-	}
-	out, _, err := c.program.Eval(vars)
-	if err != nil {
-		return field.ErrorList{field.Invalid(p, typeName(v), fmt.Sprintf("rule evaluation error: %v", err))}
-	}
-	if ok, isBool := out.Value().(bool); !isBool || ok {
+	return fmt.Sprintf("%s exceeds budget by factor of %s (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)", costName, factor)
+}
+
+// validate evaluates the rules on obj; old is the object before an update
+// (nil on create), for transition rules. The evaluation of one object is
+// bounded by upstream's RuntimeCELCostBudget.
+func (r *celRules) validate(obj, old map[string]any) field.ErrorList {
+	if r == nil || obj == nil {
 		return nil
 	}
-	msg := c.rule.Message
-	if msg == "" {
-		msg = "failed rule: " + strings.TrimSpace(c.rule.Rule)
+	var oldObj any
+	if old != nil {
+		oldObj = old
 	}
-	if c.message != nil {
-		// As upstream: a messageExpression that fails, or gives an empty
-		// or multi-line string, falls back to the message.
-		if m, _, err := c.message.Eval(vars); err == nil {
-			if s, ok := m.Value().(string); ok && strings.TrimSpace(s) != "" && !strings.ContainsAny(s, "\r\n") {
-				msg = s
-			}
-		}
-	}
-	return field.ErrorList{fieldError(p, typeName(v), msg, c.rule.Reason)}
-}
-
-// fieldError is the error of a failed rule, of the rule's reason.
-func fieldError(p *field.Path, value any, msg string, reason *apiextensionsv1.FieldValueErrorReason) *field.Error {
-	if reason == nil {
-		return field.Invalid(p, value, msg)
-	}
-	switch *reason {
-	case apiextensionsv1.FieldValueForbidden:
-		return field.Forbidden(p, msg)
-	case apiextensionsv1.FieldValueRequired:
-		return field.Required(p, msg)
-	case apiextensionsv1.FieldValueDuplicate:
-		return field.Duplicate(p, value)
-	}
-	return field.Invalid(p, value, msg)
-}
-
-// typeName is how upstream shows the value of a failed rule: its JSON type.
-func typeName(v any) string {
-	switch v.(type) {
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	case string:
-		return "string"
-	case int64:
-		return "integer"
-	case float64:
-		return "number"
-	case bool:
-		return "boolean"
-	}
-	return "null"
+	errs, _ := r.validator.Validate(context.Background(), nil, r.structural, obj, oldObj, celconfig.RuntimeCELCostBudget)
+	return errs
 }

@@ -19,7 +19,7 @@ import (
 
 // Schema is the structural schema of one version of a custom resource.
 type Schema struct {
-	rules     celRules
+	rules     *celRules
 	props     *apiextensionsv1.JSONSchemaProps
 	openapi   *spec.Schema
 	validator *validate.SchemaValidator
@@ -79,7 +79,7 @@ func (s *Schema) OpenAPI() *spec.Schema { return s.openapi }
 func (s *Schema) Validate(obj, old map[string]any) field.ErrorList {
 	errs := resultToFieldErrors(s.validator.Validate(obj))
 	errs = append(errs, validateLists(obj, s.props, nil)...)
-	if len(s.rules) == 0 {
+	if s.rules == nil {
 		return errs
 	}
 	for _, e := range errs {
@@ -88,7 +88,7 @@ func (s *Schema) Validate(obj, old map[string]any) field.ErrorList {
 			return append(errs, field.Invalid(nil, nil, rulesNotChecked))
 		}
 	}
-	return append(errs, s.rules.validate(obj, old, old != nil, s.props, "", nil)...)
+	return append(errs, s.rules.validate(obj, old)...)
 }
 
 // rulesNotChecked is upstream's word for rules left out of an object with
@@ -111,7 +111,7 @@ func (s *Schema) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 	}
 	// The old object's rules, even where its type errors kept them from
 	// running: what they report is what an unchanged value may keep.
-	for _, e := range s.rules.validate(old, nil, false, s.props, "", nil) {
+	for _, e := range s.rules.validate(old, nil) {
 		had[e.Error()] = true
 	}
 	keep := func(e *field.Error) bool { return !had[e.Error()] || !unchangedAt(e.Field, obj, old) }
@@ -134,7 +134,7 @@ func (s *Schema) ValidateUpdate(obj, old map[string]any) field.ErrorList {
 		}
 	}
 	// Every type error was ratcheted: the rules run after all.
-	for _, e := range s.rules.validate(obj, old, true, s.props, "", nil) {
+	for _, e := range s.rules.validate(obj, old) {
 		if keep(e) {
 			out = append(out, e)
 		}

@@ -168,8 +168,7 @@ func TestValidationRules(t *testing.T) {
       "type": "object",
       "x-kubernetes-validations": [
         {"rule": "self.replicas <= self.maxReplicas", "message": "replicas must not exceed maxReplicas"},
-        {"rule": "!has(self.name) || self.name.startsWith('w-')", "fieldPath": ".name"},
-        {"rule": "noSuchFunction(self.name)"}
+        {"rule": "!has(self.name) || self.name.startsWith('w-')", "fieldPath": ".name"}
       ],
       "properties": {
         "replicas": {"type": "integer"},
@@ -195,7 +194,7 @@ func TestValidationRules(t *testing.T) {
 			`spec.memory: Invalid value: "string": failed rule: quantity(self).isLessThan(quantity('1Gi'))`,
 		}},
 		{"kubernetes libraries, valid", `{"spec":{"replicas":1,"maxReplicas":1,"endpoint":"https://a.b","memory":"512Mi"}}`, nil},
-		{"missing field is an evaluation error", `{"spec":{"replicas":1}}`, []string{`spec: Invalid value: "object": rule evaluation error: no such key: maxReplicas`}},
+		{"missing field is an evaluation error", `{"spec":{"replicas":1}}`, []string{`spec: Invalid value: "object": no such key: maxReplicas evaluating rule: replicas must not exceed maxReplicas`}},
 		{"rules wait for a well-typed object", `{"spec":{"replicas":"x","maxReplicas":1}}`, []string{
 			"<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
 			"spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\"",
@@ -228,7 +227,7 @@ func TestTransitionRules(t *testing.T) {
           {"rule": "self == oldSelf", "message": "mode is immutable", "reason": "FieldValueForbidden"}
         ]},
         "size": {"type": "integer", "x-kubernetes-validations": [
-          {"rule": "self >= oldSelf", "messageExpression": "'size may not shrink from ' + string(oldSelf) + ' to ' + string(self)"}
+          {"rule": "self >= oldSelf", "messageExpression": "'size may not shrink from %d to %d'.format([oldSelf, self])"}
         ]},
         "owner": {"type": "string", "x-kubernetes-validations": [
           {"rule": "oldSelf.hasValue() || self == 'admin'", "optionalOldSelf": true, "message": "the first owner is admin"}
@@ -236,7 +235,7 @@ func TestTransitionRules(t *testing.T) {
         "disks": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
           "items": {"type": "object", "properties": {"name": {"type": "string"}, "gb": {"type": "integer"}},
             "x-kubernetes-validations": [{"rule": "self.gb >= oldSelf.gb", "message": "a disk may not shrink"}]}},
-        "tags": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}
+        "tags": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10, "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}
       }
     }
   }
@@ -268,7 +267,7 @@ func TestTransitionRules(t *testing.T) {
 		})
 	}
 	var props apiextensionsv1.JSONSchemaProps
-	_ = json.Unmarshal([]byte(`{"type":"object","x-kubernetes-validations":[{"rule":"self.a","optionalOldSelf":true}]}`), &props)
+	_ = json.Unmarshal([]byte(`{"type":"object","properties":{"a":{"type":"boolean"}},"x-kubernetes-validations":[{"rule":"self.a","optionalOldSelf":true}]}`), &props)
 	if _, errs := compileSchemaRules(&props, nil); len(errs) != 1 || !strings.Contains(errs[0].Error(), "optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule") {
 		t.Errorf("optionalOldSelf without oldSelf: %v", errs)
 	}

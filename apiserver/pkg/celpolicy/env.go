@@ -5,8 +5,10 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/ext"
-
-	"skiff.dev/apiserver/pkg/cel/library"
+	"k8s.io/apimachinery/pkg/util/version"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/library"
 )
 
 // Variable names that every policy expression sees.
@@ -17,21 +19,20 @@ const (
 	VarParams          = "params"
 	VarNamespaceObject = "namespaceObject"
 	VarVariables       = "variables"
+	VarAuthorizer      = "authorizer"
+	VarRequestResource = "authorizer.requestResource"
 )
 
-// Limits, as upstream's k8s.io/apiserver/pkg/apis/cel constants.
+// Limits, upstream's (k8s.io/apiserver/pkg/apis/cel and the admission
+// policy plugin).
 const (
-	// RuntimeCostLimit bounds the cost of evaluating one expression
-	// (upstream's RuntimeCELCostBudget, which upstream shares between the
-	// expressions of one policy evaluation).
-	RuntimeCostLimit = 10_000_000
+	// RuntimeCostLimit bounds the cost of evaluating one expression:
+	// upstream's PerCallLimit, which its base environment sets.
+	RuntimeCostLimit = celconfig.PerCallLimit
 	// MaxExpressionSize bounds the length of one expression's source.
 	MaxExpressionSize = 100 * 1024
 	// MaxMessageSize bounds an evaluated messageExpression.
 	MaxMessageSize = 5 * 1024
-	// interruptEvery is how many comprehension iterations pass between
-	// checks of the request's context.
-	interruptEvery = 100
 )
 
 // Kind is what an expression is for; it decides the result type.
@@ -56,34 +57,39 @@ type Env struct {
 	env *cel.Env
 }
 
-// NewEnv builds the environment of policy expressions. Building one takes
-// a few milliseconds: build it once and keep it.
+// NewEnv builds the environment of policy expressions: upstream's base
+// CEL environment of this Kubernetes version (k8s.io/apiserver's
+// environment.MustBaseEnvSet: the standard library, optional types, the
+// strings and sets extensions, two-variable comprehensions, and the
+// Kubernetes libraries of k8s.io/apiserver/pkg/cel/library: URLs, regex,
+// lists, quantity, IP, CIDR, format and the authorizer, with upstream's
+// cost estimator and per-call cost limit), the policy's variables, and the
+// lists, math, encoders and bindings extensions. Building one takes a few
+// milliseconds: build it once and keep it.
 func NewEnv() (*Env, error) {
-	e, err := cel.NewEnv(
-		cel.Variable(VarObject, cel.DynType),
-		cel.Variable(VarOldObject, cel.DynType),
-		cel.Variable(VarRequest, cel.DynType),
-		cel.Variable(VarParams, cel.DynType),
-		cel.Variable(VarNamespaceObject, cel.DynType),
-		cel.Variable(VarVariables, cel.MapType(cel.StringType, cel.DynType)),
-		cel.HomogeneousAggregateLiterals(),
-		cel.DefaultUTCTimeZone(true),
-		cel.CrossTypeNumericComparisons(true),
-		cel.OptionalTypes(),
-		cel.ParserExpressionSizeLimit(MaxExpressionSize),
-		ext.Strings(ext.StringsVersion(2)),
-		ext.Lists(),
-		ext.Sets(),
-		ext.Math(),
-		ext.Encoders(),
-		ext.Bindings(),
-		library.Libraries(),
-		cel.Lib(authorizerLib{}),
-	)
+	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion(), true)
+	set, err := base.Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions: []cel.EnvOption{
+			cel.Variable(VarObject, cel.DynType),
+			cel.Variable(VarOldObject, cel.DynType),
+			cel.Variable(VarRequest, cel.DynType),
+			cel.Variable(VarParams, cel.DynType),
+			cel.Variable(VarNamespaceObject, cel.DynType),
+			cel.Variable(VarVariables, cel.MapType(cel.StringType, cel.DynType)),
+			cel.Variable(VarAuthorizer, library.AuthorizerType),
+			cel.Variable(VarRequestResource, library.ResourceCheckType),
+			cel.ParserExpressionSizeLimit(MaxExpressionSize),
+			ext.Lists(),
+			ext.Math(),
+			ext.Encoders(),
+			ext.Bindings(),
+		},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)
 	}
-	return &Env{env: e}, nil
+	return &Env{env: set.NewExpressionsEnv()}, nil
 }
 
 // Program is one compiled expression.
@@ -107,12 +113,9 @@ func (e *Env) Compile(expr string, kind Kind) (*Program, error) {
 	if err := checkOutput(ast.OutputType(), kind); err != nil {
 		return nil, err
 	}
-	prg, err := e.env.Program(ast,
-		cel.CostLimit(RuntimeCostLimit),
-		cel.CostTracking(library.CostEstimator{}),
-		cel.InterruptCheckFrequency(interruptEvery),
-		cel.EvalOptions(cel.OptOptimize),
-	)
+	// The base environment brings upstream's cost tracking and per-call
+	// limit; the interrupt check lets a cancelled request stop it.
+	prg, err := e.env.Program(ast, cel.InterruptCheckFrequency(celconfig.CheckFrequency))
 	if err != nil {
 		return nil, fmt.Errorf("compilation failed: %v", err)
 	}

@@ -34,12 +34,10 @@ func (a *Activation) vars(ctx context.Context) map[string]any {
 	for name, v := range a.Variables {
 		vars[name] = v
 	}
-	az := authorizerVal{ctx: ctx, authorize: a.Authorize}
-	rr := a.RequestResource
+	az, rr := authorizerVars(ctx, a.Authorize, a.RequestResource)
 	return map[string]any{
-		VarAuthorizer: az,
-		VarRequestResource: resourceCheckVal{authorizer: az, group: rr.Group, resource: rr.Resource,
-			subresource: rr.Subresource, namespace: rr.Namespace, name: rr.Name},
+		VarAuthorizer:      az,
+		VarRequestResource: rr,
 		VarObject:          nullable(a.Object),
 		VarOldObject:       nullable(a.OldObject),
 		VarRequest:         nullable(a.Request),

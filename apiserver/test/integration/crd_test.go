@@ -524,6 +524,32 @@ func TestCustomResourceDefinitionValidation(t *testing.T) {
 			t.Errorf("error does not name %q:\n%v", want, err)
 		}
 	}
+
+	// A rule whose estimated cost is over upstream's limit (every pair of
+	// items of an unbounded list of unbounded strings) is refused as
+	// upstream refuses it: 422, the rule's field, FieldValueForbidden.
+	crd = widgetCRD()
+	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	spec.Properties["names"] = apiextensionsv1.JSONSchemaProps{
+		Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}},
+		XValidations: apiextensionsv1.ValidationRules{{Rule: "self.all(x, self.all(y, x == y || !x.contains(y)))"}},
+	}
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	_, err = ext.ApiextensionsV1().CustomResourceDefinitions().Create(c, crd, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("a rule over the cost limit: err = %v, want 422", err)
+	}
+	const rulePath = "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0].rule"
+	var found bool
+	for _, cause := range err.(apierrors.APIStatus).Status().Details.Causes {
+		if cause.Field == rulePath && cause.Type == metav1.CauseTypeForbidden &&
+			strings.Contains(cause.Message, "estimated rule cost exceeds budget by factor of more than 100x") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no Forbidden cause at %s: %v", rulePath, err)
+	}
 }
 
 // TestCustomResourceDefinitionNameConflict: a CRD whose names another CRD
