@@ -3,10 +3,12 @@ package trace
 import (
 	"context"
 	"fmt"
+	slices2 "slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -102,11 +104,29 @@ func Collect(ctx context.Context, cs kubernetes.Interface, ns, ref string) ([]In
 	if err != nil {
 		return nil, err
 	}
+	// The events of the pods' Services (the proxies' RulesWritten); a
+	// ReplicaSet's or Deployment's listing has them already.
+	svcsOf := map[types.UID][]string{}
+	listed := map[string]bool{}
+	for i := range pods {
+		svcsOf[pods[i].UID] = servicesListing(slices.Items, pods[i].UID)
+		for _, svc := range svcsOf[pods[i].UID] {
+			if k := strings.ToLower(kind); (k == "pod" || k == "pods" || k == "po") && !listed[svc] {
+				listed[svc] = true
+				if err := list(fields.Set{"involvedObject.kind": "Service", "involvedObject.name": svc}); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	owners := map[types.UID]*metav1.ObjectMeta{}
 	var out []Input
 	for i := range pods {
 		p := &pods[i]
 		in := Input{Pod: p, Events: eventsOf(events, "Pod", p.Name, p.UID), Slices: slices.Items}
+		for _, svc := range svcsOf[p.UID] {
+			in.ServiceEvents = append(in.ServiceEvents, eventsOf(events, "Service", svc, "")...)
+		}
 		if o := metav1.GetControllerOf(p); o != nil {
 			in.OwnerKind, in.OwnerName = o.Kind, o.Name
 			m, seen := owners[o.UID]
@@ -149,13 +169,31 @@ func EventsOf(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) ([]co
 	return eventsOf(l.Items, "Pod", p.Name, p.UID), nil
 }
 
+// servicesListing names the Services whose EndpointSlices list the pod.
+func servicesListing(slices []discoveryv1.EndpointSlice, uid types.UID) []string {
+	var out []string
+	for _, s := range slices {
+		svc := s.Labels[discoveryv1.LabelServiceName]
+		if svc == "" || slices2.Contains(out, svc) {
+			continue
+		}
+		for _, ep := range s.Endpoints {
+			if ep.TargetRef != nil && ep.TargetRef.UID == uid {
+				out = append(out, svc)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // eventsOf keeps the events about this object (this UID: not an earlier
-// object of the same name).
+// object of the same name; uid "": any).
 func eventsOf(evs []corev1.Event, kind, name string, uid types.UID) []corev1.Event {
 	var out []corev1.Event
 	for _, e := range evs {
 		o := e.InvolvedObject
-		if o.Kind == kind && o.Name == name && (o.UID == "" || o.UID == uid) {
+		if o.Kind == kind && o.Name == name && (o.UID == "" || uid == "" || o.UID == uid) {
 			out = append(out, e)
 		}
 	}

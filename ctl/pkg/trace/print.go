@@ -26,8 +26,12 @@ func Print(w io.Writer, traces []Trace) error {
 			tr.Pod, tr.Namespace, node, orPending(corev1.PodPhase(tr.Phase)), fmtDur(tr.Total))
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "AT\tDURATION\tSTEP\tBY\tFROM\tDETAIL")
-		for _, s := range tr.Steps {
+		coarse := false
+		for i, s := range tr.Steps {
 			dur := fmtDur(s.Duration)
+			if i > 0 && (s.Precision >= time.Second || tr.Steps[i-1].Precision >= time.Second) {
+				dur, coarse = "~"+dur, true
+			}
 			if s.Slowest {
 				dur += " <- slowest"
 			}
@@ -39,6 +43,9 @@ func Print(w io.Writer, traces []Trace) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if coarse {
+			fmt.Fprintln(w, "  ~: one end of the step is a record the API keeps to the second (creationTimestamp, a condition, an event without eventTime)")
 		}
 		for _, m := range tr.Missing {
 			fmt.Fprintf(w, "  not yet: %s\n", m)

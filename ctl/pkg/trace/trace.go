@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Step is one step of a pod's path.
@@ -23,10 +25,16 @@ type Step struct {
 	Detail string `json:"detail,omitempty"`
 	// Recorded is the time as the component's clock stamped it.
 	Recorded time.Time `json:"recorded"`
+	// Precision is how finely the record keeps its time: a second for
+	// creationTimestamp, conditions and core/v1 events' firstTimestamp
+	// (the true time is up to a second later), a microsecond for an
+	// event's eventTime.
+	Precision time.Duration `json:"precision"`
 	// At is Recorded, or the previous step's At when the component's clock
 	// put the step before the step it follows (Skew is then the difference).
 	At time.Time `json:"at"`
-	// Skew is how far before its predecessor the step was stamped.
+	// Skew is how far before its predecessor the step was stamped, beyond
+	// what the record's precision explains.
 	Skew time.Duration `json:"skew,omitempty"`
 	// Offset is At minus the first step's At.
 	Offset time.Duration `json:"offset"`
@@ -66,19 +74,42 @@ type Input struct {
 	DeploymentCreated time.Time
 	// Slices are EndpointSlices of the pod's namespace.
 	Slices []discoveryv1.EndpointSlice
+	// ServiceEvents are the events about the Services whose slices list
+	// the pod (the proxies' RulesWritten), in any order.
+	ServiceEvents []corev1.Event
 }
+
+// The precisions of the API's times.
+const (
+	Second      = time.Second
+	Microsecond = time.Microsecond
+)
+
+// ReasonRulesWritten is the reason of the event a proxy (skiff-proxy)
+// records on a Service after a sync that wrote the rules of new ready
+// endpoints; its reportingInstance is the node, its message names the
+// pods: "Rules written on node NODE for N new endpoint(s): POD (IP:PORT),
+// POD (IP:PORT) and K more".
+const ReasonRulesWritten = "RulesWritten"
 
 // EventTime is when the event first happened, by the reporter's clock.
 func EventTime(e corev1.Event) time.Time {
+	t, _ := eventTime(e)
+	return t
+}
+
+// eventTime is EventTime with the precision of the field it came from:
+// eventTime (a MicroTime) to the microsecond, the others to the second.
+func eventTime(e corev1.Event) (time.Time, time.Duration) {
 	switch {
 	case !e.EventTime.IsZero():
-		return e.EventTime.Time
+		return e.EventTime.Time, Microsecond
 	case !e.FirstTimestamp.IsZero():
-		return e.FirstTimestamp.Time
+		return e.FirstTimestamp.Time, Second
 	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
+		return e.LastTimestamp.Time, Second
 	}
-	return e.CreationTimestamp.Time
+	return e.CreationTimestamp.Time, Second
 }
 
 // sortEvents orders events by time, oldest first (the API lists them in
@@ -127,7 +158,12 @@ func Build(in Input) Trace {
 		return nil
 	}
 	var steps []Step
-	add := func(s Step) { steps = append(steps, s) }
+	add := func(s Step) {
+		if s.Precision == 0 {
+			s.Precision = Second
+		}
+		steps = append(steps, s)
+	}
 	missing := func(format string, a ...any) { tr.Missing = append(tr.Missing, fmt.Sprintf(format, a...)) }
 
 	// 1. The Deployment and the owner, stored before the pods.
@@ -150,7 +186,7 @@ func Build(in Input) Trace {
 		for _, e := range sortEvents(in.OwnerEvents) {
 			if e.Reason == "SuccessfulCreate" && strings.HasSuffix(e.Message, " "+p.Name) {
 				add(Step{Name: "created by controller", Component: reporter(e, "controller-manager"),
-					Source: "event SuccessfulCreate", Detail: in.OwnerKind + "/" + in.OwnerName + ": " + e.Message, Recorded: EventTime(e)})
+					Source: "event SuccessfulCreate", Detail: in.OwnerKind + "/" + in.OwnerName + ": " + e.Message}.stamped(e))
 				break
 			}
 		}
@@ -176,7 +212,8 @@ func Build(in Input) Trace {
 			s.Detail += "; earlier: " + lastFailed.Message
 		}
 		if e := first("Scheduled", nil); e != nil {
-			s.Source, s.Recorded, s.Component = "event Scheduled", EventTime(*e), reporter(*e, "scheduler")
+			s.Source, s.Component = "event Scheduled", reporter(*e, "scheduler")
+			s = s.stamped(*e)
 		} else if sched != nil && sched.Status == corev1.ConditionTrue {
 			s.Source, s.Recorded = "condition PodScheduled", sched.LastTransitionTime.Time
 		}
@@ -218,14 +255,14 @@ func Build(in Input) Trace {
 				return m != nil && m[1] == img
 			}
 			if e := first("Pulling", byImage); e != nil {
-				add(Step{Name: "image pull started", Component: reporter(*e, "kubelet"), Source: "event Pulling", Detail: img, Recorded: EventTime(*e)})
+				add(Step{Name: "image pull started", Component: reporter(*e, "kubelet"), Source: "event Pulling", Detail: img}.stamped(*e))
 			}
 			if e := first("Pulled", byImage); e != nil {
 				name := "image pulled"
 				if strings.Contains(e.Message, "already present") {
 					name = "image found"
 				}
-				add(Step{Name: name, Component: reporter(*e, "kubelet"), Source: "event Pulled", Detail: e.Message, Recorded: EventTime(*e)})
+				add(Step{Name: name, Component: reporter(*e, "kubelet"), Source: "event Pulled", Detail: e.Message}.stamped(*e))
 			} else if p.Spec.NodeName != "" {
 				missing("image %s: no Pulled event", img)
 			}
@@ -236,7 +273,7 @@ func Build(in Input) Trace {
 		}
 		for _, r := range []string{"Created", "Started"} {
 			if e := first(r, byContainer); e != nil {
-				add(Step{Name: "container " + c.Name + " " + strings.ToLower(r), Component: reporter(*e, "kubelet"), Source: "event " + r, Recorded: EventTime(*e)})
+				add(Step{Name: "container " + c.Name + " " + strings.ToLower(r), Component: reporter(*e, "kubelet"), Source: "event " + r}.stamped(*e))
 			} else if p.Spec.NodeName != "" {
 				missing("container %s %s: no %s event", c.Name, strings.ToLower(r), r)
 			}
@@ -255,7 +292,10 @@ func Build(in Input) Trace {
 			missing("%s: condition not True", ct)
 		}
 	}
-	// 6. Added to a Service's endpoints by the endpointslice controller.
+	// 6. Added to a Service's endpoints by the endpointslice controller,
+	// then 7. the rules written by each proxy (its RulesWritten event on
+	// the Service naming the pod), per node.
+	var proxySteps []Step
 	for _, s := range in.Slices {
 		for _, ep := range s.Endpoints {
 			if ep.TargetRef == nil || ep.TargetRef.UID != p.UID {
@@ -269,15 +309,107 @@ func Build(in Input) Trace {
 			if t.IsZero() {
 				continue
 			}
-			add(Step{Name: "in service " + svc + " endpoints", Component: "endpointslice-controller", Source: src,
-				Detail: "EndpointSlice " + s.Name, Recorded: t})
+			written := rulesWritten(p, svc, serviceUID(s), in.ServiceEvents)
+			step := Step{Name: "in service " + svc + " endpoints", Component: "endpointslice-controller", Source: src,
+				Detail: "EndpointSlice " + s.Name, Recorded: t}
+			// The slice may have been written again since (another pod
+			// added): its write time is then after the first proxy's
+			// record of this pod, which bounds the step instead.
+			if len(written) > 0 && written[0].Recorded.Before(t) {
+				step.Recorded, step.Precision = written[0].Recorded, written[0].Precision
+				step.Source = src + ", bounded by the first proxy's record"
+				step.Detail += fmt.Sprintf("; slice last written at %s", t.UTC().Format(time.RFC3339))
+			}
+			add(step)
+			proxySteps = append(proxySteps, written...)
 		}
+	}
+	sort.SliceStable(proxySteps, func(i, j int) bool { return proxySteps[i].Recorded.Before(proxySteps[j].Recorded) })
+	for _, s := range proxySteps {
+		add(s)
 	}
 	tr.Steps = settle(steps)
 	if n := len(tr.Steps); n > 0 {
 		tr.Total = tr.Steps[n-1].At.Sub(tr.Steps[0].At)
 	}
 	return tr
+}
+
+// stamped gives s the time and precision of the event it was read from.
+func (s Step) stamped(e corev1.Event) Step {
+	s.Recorded, s.Precision = eventTime(e)
+	return s
+}
+
+// serviceUID is the UID of the Service that owns the slice ("" when none).
+func serviceUID(s discoveryv1.EndpointSlice) types.UID {
+	for _, o := range s.OwnerReferences {
+		if o.Kind == "Service" {
+			return o.UID
+		}
+	}
+	return ""
+}
+
+// rulesWritten is the first RulesWritten event of each proxy (node) on
+// Service svc that names pod p at its current address, as steps in time
+// order.
+func rulesWritten(p *corev1.Pod, svc string, uid types.UID, evs []corev1.Event) []Step {
+	first := map[string]Step{}
+	for _, e := range sortEvents(evs) {
+		o := e.InvolvedObject
+		if e.Reason != ReasonRulesWritten || o.Kind != "Service" || o.Name != svc || (uid != "" && o.UID != "" && o.UID != uid) {
+			continue
+		}
+		node := e.ReportingInstance
+		if node == "" {
+			node = e.Source.Host
+		}
+		if _, seen := first[node]; seen || !namesPod(e.Message, p) {
+			continue
+		}
+		first[node] = Step{Name: "rules written on " + node, Component: reporter(e, "kube-proxy"),
+			Source: "event " + ReasonRulesWritten + " on Service " + svc, Detail: "node " + node}.stamped(e)
+	}
+	out := make([]Step, 0, len(first))
+	for _, s := range first {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Recorded.Before(out[j].Recorded) || out[i].Recorded.Equal(out[j].Recorded) && out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// namesPod reports whether a RulesWritten message ("...: POD (IP:PORT),
+// POD (IP:PORT) and K more") lists pod p at one of its addresses.
+func namesPod(msg string, p *corev1.Pod) bool {
+	_, list, ok := strings.Cut(msg, ": ")
+	if !ok {
+		return false
+	}
+	if i := strings.LastIndex(list, " and "); i >= 0 && strings.HasSuffix(list, " more") {
+		list = list[:i]
+	}
+	for _, item := range strings.Split(list, ", ") {
+		name, addr, ok := strings.Cut(item, " (")
+		if !ok || name != p.Name {
+			continue
+		}
+		host, _, err := net.SplitHostPort(strings.TrimSuffix(addr, ")"))
+		if err != nil {
+			continue
+		}
+		if host == p.Status.PodIP || len(p.Status.PodIPs) == 0 && p.Status.PodIP == "" {
+			return true
+		}
+		for _, ip := range p.Status.PodIPs {
+			if ip.IP == host {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sliceWriteTime is when the endpointslice controller last wrote the slice
@@ -312,8 +444,10 @@ func plural(n int) string {
 }
 
 // settle gives each step (in causal order) its At, Duration and Offset: a
-// step stamped before its predecessor, by another machine's clock, is moved
-// to the predecessor's time and its skew kept, so the durations add up.
+// step stamped before its predecessor is moved to the predecessor's time,
+// so the durations add up. When the record's precision explains it (a
+// time kept to the second is up to a second early) that is all; otherwise
+// the difference is another machine's clock, kept as the step's Skew.
 func settle(steps []Step) []Step {
 	if len(steps) == 0 {
 		return steps
@@ -325,7 +459,9 @@ func settle(steps []Step) []Step {
 		if i > 0 {
 			prev := steps[i-1].At
 			if s.At.Before(prev) {
-				s.Skew = prev.Sub(s.At)
+				if behind := prev.Sub(s.At); behind >= s.Precision {
+					s.Skew = behind
+				}
 				s.At = prev
 			}
 			s.Duration = s.At.Sub(prev)

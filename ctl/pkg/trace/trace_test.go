@@ -247,3 +247,184 @@ func TestCollectReplicaSet(t *testing.T) {
 		}
 	}
 }
+
+// microEv is an event recorded with eventTime (to the microsecond), as the
+// daemons record them through component-base/eventtime, its firstTimestamp
+// kept to the second as the API keeps it.
+func microEv(name, reason, msg string, d time.Duration, uid types.UID) corev1.Event {
+	e := ev(name, reason, msg, d, uid)
+	e.EventTime = metav1.NewMicroTime(t0.Add(d))
+	e.FirstTimestamp = metav1.NewTime(t0.Add(d).Truncate(time.Second))
+	e.LastTimestamp = e.FirstTimestamp
+	e.ReportingController, e.ReportingInstance, e.Action = "kubelet", "node-a", reason
+	return e
+}
+
+func rulesWrittenEv(svc, node, msg string, d time.Duration) corev1.Event {
+	return corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: svc + "." + node + "." + d.String(), Namespace: "default"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Service", Name: svc, Namespace: "default", UID: "uid-svc"},
+		Reason:         ReasonRulesWritten, Message: msg, Type: corev1.EventTypeNormal,
+		EventTime:           metav1.NewMicroTime(t0.Add(d)),
+		ReportingController: "kube-proxy", ReportingInstance: node, Action: "SyncProxyRules",
+		Source: corev1.EventSource{Component: "kube-proxy", Host: node},
+	}
+}
+
+// A pod started within two seconds: the events carry eventTime, so the
+// steps between them have their sub-second durations; the records kept to
+// the second (conditions, startTime) sit in their second without being
+// called skewed; the durations still add up to the whole.
+func TestBuildSubSecondSteps(t *testing.T) {
+	p, _, rsEv := runningPod()
+	ms := time.Millisecond
+	p.Status.StartTime = ptr.To(at(0))
+	p.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(0)},
+		{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: at(0)},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: at(time.Second)},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at(time.Second)},
+	}
+	p.Spec.Containers = p.Spec.Containers[:1]
+	evs := []corev1.Event{
+		microEv("web-1", "Scheduled", "Successfully assigned default/web-1 to node-a", 20*ms, p.UID),
+		microEv("web-1", "Pulling", `Pulling image "nginx:1"`, 210*ms, p.UID),
+		microEv("web-1", "Pulled", `Successfully pulled image "nginx:1" in 390ms`, 600*ms, p.UID),
+		microEv("web-1", "Created", "Created container web", 640*ms, p.UID),
+		microEv("web-1", "Started", "Started container web", 700*ms, p.UID),
+	}
+	rsEv[0].EventTime = metav1.NewMicroTime(t0.Add(12 * ms))
+	rsEv[0].ReportingController = "replicaset-controller"
+	tr := Build(Input{Pod: p, Events: evs, OwnerKind: "ReplicaSet", OwnerName: "web", OwnerEvents: rsEv})
+	byName := map[string]Step{}
+	var sum time.Duration
+	for _, s := range tr.Steps {
+		byName[s.Name] = s
+		sum += s.Duration
+		if s.Skew != 0 {
+			t.Errorf("%s marked skewed by %s: its record is kept to the %s", s.Name, s.Skew, s.Precision)
+		}
+	}
+	if sum != tr.Total || tr.Total != time.Second {
+		t.Errorf("durations add to %s, total %s; want 1s", sum, tr.Total)
+	}
+	for name, want := range map[string]time.Duration{
+		"created by controller": 12 * ms, "scheduled": 8 * ms, "image pull started": 190 * ms,
+		"image pulled": 390 * ms, "container web created": 40 * ms, "container web started": 60 * ms,
+		"containers ready": 300 * ms,
+	} {
+		if got := byName[name].Duration; got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	if s := byName["seen by kubelet"]; s.Precision != Second || !s.At.Equal(t0.Add(20*ms)) || s.Duration != 0 {
+		t.Errorf("the kubelet's startTime (to the second, in the scheduled step's second): %+v", s)
+	}
+	if s := byName["image pulled"]; s.Precision != Microsecond || !s.Slowest {
+		t.Errorf("image pulled: %+v", s)
+	}
+	var out bytes.Buffer
+	if err := Print(&out, []Trace{tr}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"390ms <- slowest", "~300ms", "~: one end of the step is a record the API keeps to the second"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("timeline lacks %q:\n%s", want, out.String())
+		}
+	}
+	// A microsecond record more than its precision before its predecessor
+	// is another clock: skewed.
+	evs[4].EventTime = metav1.NewMicroTime(t0.Add(630 * ms))
+	tr = Build(Input{Pod: p, Events: evs})
+	for _, s := range tr.Steps {
+		if s.Name == "container web started" && s.Skew != 10*ms {
+			t.Errorf("started 10ms before created: skew %s", s.Skew)
+		}
+	}
+}
+
+// Each proxy's RulesWritten event on the pod's Service is a step of its
+// own, per node, after the endpoints step; events naming another pod, the
+// pod at an earlier address or another Service are not.
+func TestBuildProxySteps(t *testing.T) {
+	p, evs, _ := runningPod()
+	evs = eventsOf(evs, "Pod", p.Name, p.UID)
+	slice := discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-abcde", Labels: map[string]string{discoveryv1.LabelServiceName: "web"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Service", Name: "web", UID: "uid-svc"}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "endpointslice-controller", Time: ptr.To(at(10 * time.Second))}}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "web-1", UID: p.UID}}},
+	}
+	svcEvs := []corev1.Event{
+		rulesWrittenEv("web", "node-b", "Rules written on node node-b for 2 new endpoints: web-0 (10.0.0.4:8080), web-1 (10.0.0.5:8080)", 10*time.Second+450*time.Millisecond),
+		rulesWrittenEv("web", "node-a", "Rules written on node node-a for 1 new endpoint: web-1 (10.0.0.5:8080)", 10*time.Second+120*time.Millisecond),
+		// A later sync of node-a: not its first record.
+		rulesWrittenEv("web", "node-a", "Rules written on node node-a for 1 new endpoint: web-1 (10.0.0.5:8080)", 20*time.Second),
+		// Not this pod: another pod, the same name at an old address, another Service.
+		rulesWrittenEv("web", "node-c", "Rules written on node node-c for 1 new endpoint: web-10 (10.0.0.9:8080)", 10*time.Second+200*time.Millisecond),
+		rulesWrittenEv("web", "node-d", "Rules written on node node-d for 1 new endpoint: web-1 (10.0.0.99:8080)", 10*time.Second+200*time.Millisecond),
+		rulesWrittenEv("db", "node-e", "Rules written on node node-e for 1 new endpoint: web-1 (10.0.0.5:8080)", 10*time.Second+200*time.Millisecond),
+	}
+	tr := Build(Input{Pod: p, Events: evs, Slices: []discoveryv1.EndpointSlice{slice}, ServiceEvents: svcEvs})
+	n := len(tr.Steps)
+	got := stepNames(tr)[n-3:]
+	if strings.Join(got, ",") != "in service web endpoints,rules written on node-a,rules written on node-b" {
+		t.Fatalf("last steps %q", stepNames(tr))
+	}
+	a, b := tr.Steps[n-2], tr.Steps[n-1]
+	if a.Duration != 120*time.Millisecond || b.Duration != 330*time.Millisecond || a.Component != "kube-proxy" ||
+		a.Precision != Microsecond || a.Source != "event RulesWritten on Service web" || b.Detail != "node node-b" {
+		t.Errorf("proxy steps: %+v\n%+v", a, b)
+	}
+	// Another pod added later rewrote the slice (at 30s): the endpoints
+	// step is bounded by the first proxy's record of this pod.
+	slice.ManagedFields[0].Time = ptr.To(at(30 * time.Second))
+	tr = Build(Input{Pod: p, Events: evs, Slices: []discoveryv1.EndpointSlice{slice}, ServiceEvents: svcEvs})
+	n = len(tr.Steps)
+	if s := tr.Steps[n-3]; !s.Recorded.Equal(t0.Add(10*time.Second+120*time.Millisecond)) || !strings.Contains(s.Source, "bounded by the first proxy's record") || s.Skew != 0 {
+		t.Errorf("endpoints step: %+v", s)
+	}
+	for _, s := range tr.Steps {
+		if s.Skew != 0 && s.Name != "seen by kubelet" {
+			t.Errorf("%s skewed", s.Name)
+		}
+	}
+	// "and K more": the pods before it are named.
+	p.Status.PodIP = "10.0.0.5"
+	if !namesPod("Rules written on node n for 30 new endpoints: a (10.0.0.1:80), web-1 (10.0.0.5:80) and 28 more", p) ||
+		namesPod("Rules written on node n for 30 new endpoints: a (10.0.0.1:80) and 29 more", p) {
+		t.Error("namesPod")
+	}
+}
+
+// skiffctl trace pod/NAME reads the events of the pod's Services too.
+func TestCollectServiceEvents(t *testing.T) {
+	p, evs, _ := runningPod()
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-abcde", Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: "web"},
+			CreationTimestamp: at(10 * time.Second)},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "web-1", UID: p.UID}}},
+	}
+	cs := fake.NewSimpleClientset(p, slice)
+	all := append(evs,
+		rulesWrittenEv("web", "node-a", "Rules written on node node-a for 1 new endpoint: web-1 (10.0.0.5:8080)", 10*time.Second),
+		rulesWrittenEv("db", "node-a", "Rules written on node node-a for 1 new endpoint: db-1 (10.0.0.7:8080)", 10*time.Second))
+	for i := range all {
+		if _, err := cs.CoreV1().Events("default").Create(context.Background(), &all[i], metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ins, err := Collect(context.Background(), cs, "default", "pod/web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins) != 1 || len(ins[0].ServiceEvents) != 1 || ins[0].ServiceEvents[0].InvolvedObject.Name != "web" {
+		t.Fatalf("service events: %+v", ins[0].ServiceEvents)
+	}
+	tr := Build(ins[0])
+	if last := tr.Steps[len(tr.Steps)-1]; last.Name != "rules written on node-a" {
+		t.Errorf("last step %q", last.Name)
+	}
+}
