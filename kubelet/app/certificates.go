@@ -5,8 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -67,18 +67,12 @@ func ClientConfig(ctx context.Context, o *Options) (*rest.Config, error) {
 
 // rotatingServingCertificate is --rotate-server-certificates: the serving
 // certificate comes from a kubernetes.io/kubelet-serving CSR for the
-// node's host name and IP and is renewed before it expires; there is none
-// (handshakes fail) until such a CSR is approved and signed.
-func rotatingServingCertificate(ctx context.Context, o *Options, client kubernetes.Interface, hostname, nodeIP string) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
-	var ips []net.IP
-	if ip := net.ParseIP(nodeIP); ip != nil {
-		ips = append(ips, ip)
-	}
-	var names []string
-	if hostname != "" {
-		names = append(names, hostname)
-	}
-	m, err := kubeletcert.NewServerManager(client, o.CertDir, o.NodeName, names, ips)
+// node's addresses as its status last reported them (none is asked for
+// before the first status with an IP address) and is renewed before it
+// expires; there is none (handshakes fail) until such a CSR is approved
+// and signed.
+func rotatingServingCertificate(ctx context.Context, o *Options, client kubernetes.Interface, addresses func() []corev1.NodeAddress) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
+	m, err := kubeletcert.NewServerManager(client, o.CertDir, o.NodeName, addresses)
 	if err != nil {
 		return nil, err
 	}

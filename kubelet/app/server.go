@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -298,9 +299,18 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		_ = rt.Close()
 		return nil, err
 	}
+	// The node status manager comes after the listener (it reports its
+	// port); the serving certificate's names are the addresses it reports.
+	var nodeStatus atomic.Pointer[nodestatus.Manager]
 	if o.RotateServerCertificates {
 		cfg.tlsConfig.Certificates = nil
-		if cfg.tlsConfig.GetCertificate, err = rotatingServingCertificate(ctx, o, client, host, nodeIP); err != nil {
+		addresses := func() []corev1.NodeAddress {
+			if m := nodeStatus.Load(); m != nil {
+				return m.ReportedAddresses()
+			}
+			return nil
+		}
+		if cfg.tlsConfig.GetCertificate, err = rotatingServingCertificate(ctx, o, client, addresses); err != nil {
 			_ = rt.Close()
 			return nil, err
 		}
@@ -321,6 +331,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		UpdateFrequency:    o.NodeStatusUpdateFrequency,
 		ReportFrequency:    o.NodeStatusReportFrequency,
 	})
+	nodeStatus.Store(cfg.Node)
 	return cfg, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -222,5 +224,36 @@ func TestClientManagerStartsFromTheKubeconfigsCertificate(t *testing.T) {
 				t.Errorf("current serial = %v", cur.Leaf.SerialNumber)
 			}
 		})
+	}
+}
+
+func TestServingTemplateFollowsTheReportedAddresses(t *testing.T) {
+	var addrs []corev1.NodeAddress
+	tmpl := servingTemplate("n1", func() []corev1.NodeAddress { return addrs })
+	if got := tmpl(); got != nil {
+		t.Fatalf("template before any address = %+v, want none (no CSR yet)", got)
+	}
+	// A host name alone is not enough: upstream asks for an IP address.
+	addrs = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "n1"}}
+	if got := tmpl(); got != nil {
+		t.Fatalf("template with only a host name = %+v, want none", got)
+	}
+	addrs = []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: "192.0.2.1"},
+		{Type: corev1.NodeHostName, Address: "n1"},
+		{Type: corev1.NodeExternalIP, Address: "not-an-ip"},
+		{Type: corev1.NodeInternalDNS, Address: "n1.example"},
+		{Type: corev1.NodeHostName, Address: "192.0.2.1"},
+		{Type: corev1.NodeExternalIP, Address: "2001:db8::1"},
+	}
+	got := tmpl()
+	if got == nil {
+		t.Fatal("no template with an IP address")
+	}
+	if got.Subject.CommonName != "system:node:n1" || len(got.Subject.Organization) != 1 || got.Subject.Organization[0] != "system:nodes" {
+		t.Errorf("subject = %+v", got.Subject)
+	}
+	if fmt.Sprint(got.DNSNames) != "[n1 n1.example]" || fmt.Sprint(got.IPAddresses) != "[192.0.2.1 2001:db8::1]" {
+		t.Errorf("names %v, IPs %v", got.DNSNames, got.IPAddresses)
 	}
 }

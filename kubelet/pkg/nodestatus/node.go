@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -63,6 +64,26 @@ type Manager struct {
 	poke     chan struct{}
 	lastSent *corev1.NodeStatus
 	lastTime time.Time
+	// reported are the addresses of the last status the API server took
+	// (upstream's lastObservedNodeAddresses), read by the serving
+	// certificate's manager.
+	reported atomic.Pointer[[]corev1.NodeAddress]
+}
+
+// ReportedAddresses are the node's addresses as last stored in its
+// status; nil before the first registration or status update.
+func (m *Manager) ReportedAddresses() []corev1.NodeAddress {
+	if p := m.reported.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// sent records st as the last status the API server took.
+func (m *Manager) sent(st *corev1.NodeStatus) {
+	m.lastSent, m.lastTime = st, m.o.Now()
+	addrs := append([]corev1.NodeAddress(nil), st.Addresses...)
+	m.reported.Store(&addrs)
 }
 
 // New returns a Manager with upstream's frequencies where unset.
@@ -194,7 +215,7 @@ func (m *Manager) Register(ctx context.Context) error {
 	}
 	_, err := m.o.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
-		m.lastSent, m.lastTime = &st, m.o.Now()
+		m.sent(&st)
 		klog.FromContext(ctx).Info("Registered node", "node", m.o.NodeName)
 		return nil
 	}
@@ -251,7 +272,7 @@ func (m *Manager) update(ctx context.Context, force bool) error {
 		if _, err := m.o.Client.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
-		m.lastSent, m.lastTime = &st, m.o.Now()
+		m.sent(&st)
 		return nil
 	})
 }

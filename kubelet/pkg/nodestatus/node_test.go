@@ -89,8 +89,15 @@ func TestRegisterAndUpdate(t *testing.T) {
 	netErr = errors.New("no pod CIDR yet")
 	m := newManager(client, clk, &rtErr, &netErr)
 	ctx := context.Background()
+	if a := m.ReportedAddresses(); a != nil {
+		t.Fatalf("addresses reported before registration: %v", a)
+	}
 	if err := m.Register(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// The serving certificate asks for what the Node now says.
+	if a := m.ReportedAddresses(); len(a) != 2 || a[0].Address != "192.0.2.2" || a[1].Address != "host-1" {
+		t.Fatalf("reported addresses = %v", a)
 	}
 	node, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
 	if err != nil {

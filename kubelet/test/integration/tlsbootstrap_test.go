@@ -223,7 +223,7 @@ func testJoinWithToken(t *testing.T, ts *testserver.TestServer) {
 	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("the node's addresses: %v", err)
 	}
-	serving, err := kubeletcert.NewServerManager(client, o.CertDir, node, []string{node}, []net.IP{net.ParseIP("127.0.0.1")})
+	serving, err := kubeletcert.NewServerManager(client, o.CertDir, node, func() []corev1.NodeAddress { return n.Status.Addresses })
 	if err != nil {
 		t.Fatal(err)
 	}
