@@ -361,7 +361,7 @@ func startGarbageCollector(ctx context.Context, cc *ControllerContext) (RunFunc,
 
 func startReplicaSet(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
 	c := replicaset.NewController(cc.Client, cc.Informers.Apps().V1().ReplicaSets(), cc.Informers.Core().V1().Pods(),
-		cc.Recorder(replicaset.ControllerName), cc.Metrics, replicaset.Options{})
+		cc.Recorder(replicaset.ControllerName), cc.Metrics, replicaset.Options{TracerProvider: cc.TracerProvider})
 	return workers(c.Run, cc.Options.Controller.ConcurrentReplicaSetSyncs), nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"skiff.dev/component-base/clientconfig"
 	"skiff.dev/component-base/leaderelection"
 	"skiff.dev/component-base/serving"
+	"skiff.dev/component-base/tracing"
 )
 
 // Options are skiff-controller-manager's flags.
@@ -19,6 +20,7 @@ type Options struct {
 	Client         clientconfig.Options
 	Serving        *serving.Options
 	LeaderElection *leaderelection.Options
+	Tracing        *tracing.Options
 
 	// Controllers selects controllers as upstream's --controllers does:
 	// "*" is every controller on by default, "name" turns one on, "-name"
@@ -38,6 +40,7 @@ func NewOptions() *Options {
 		Client:         clientconfig.Options{QPS: 5000, Burst: 10000},
 		Serving:        serving.NewOptions(10257),
 		LeaderElection: leaderelection.NewOptions("kube-controller-manager"),
+		Tracing:        tracing.NewOptions(),
 		Controllers:    []string{"*"},
 		ResyncPeriod:   12 * time.Hour,
 		Controller:     defaultControllerOptions(),
@@ -49,6 +52,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Client.AddFlags(fs)
 	o.Serving.AddFlags(fs)
 	o.LeaderElection.AddFlags(fs)
+	o.Tracing.AddFlags(fs)
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf(
 		"Controllers to run: '*' runs every controller, 'foo' turns foo on, '-foo' turns it off. All controllers: %s.",
 		strings.Join(controllerNames(), ", ")))
@@ -62,6 +66,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.Client.Validate()...)
 	errs = append(errs, o.Serving.Validate()...)
 	errs = append(errs, o.LeaderElection.Validate()...)
+	errs = append(errs, o.Tracing.Validate()...)
 	known := controllerNames()
 	for _, name := range o.Controllers {
 		n := strings.TrimPrefix(name, "-")

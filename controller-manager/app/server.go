@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/discovery"
@@ -28,6 +30,7 @@ import (
 	cbinformers "skiff.dev/component-base/informers"
 	"skiff.dev/component-base/leaderelection"
 	"skiff.dev/component-base/serving"
+	"skiff.dev/component-base/tracing"
 	"skiff.dev/controller-manager/pkg/controller/metrics"
 )
 
@@ -65,8 +68,10 @@ type Config struct {
 	Registry   *prometheus.Registry
 	Metrics    *metrics.Metrics
 	Server     *serving.Server
-	leading    atomic.Bool
-	started    atomic.Bool
+	// TracerProvider exports the spans (no-op without --tracing-endpoint).
+	TracerProvider tracing.Provider
+	leading        atomic.Bool
+	started        atomic.Bool
 }
 
 // Addr is the address the health and metrics server listens on.
@@ -87,14 +92,20 @@ func Setup(ctx context.Context, o *Options) (*Config, error) {
 }
 
 // SetupWithConfig is Setup with a ready client configuration (tests).
-func SetupWithConfig(_ context.Context, o *Options, restCfg *rest.Config) (*Config, error) {
+func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Config, error) {
+	host, _ := os.Hostname()
+	tp, err := o.Tracing.NewProvider(ctx, "skiff-controller-manager", host)
+	if err != nil {
+		return nil, err
+	}
+	restCfg = tracing.WrapConfig(restCfg, tp)
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	c := &Config{Options: o, RESTConfig: restCfg, Client: client, Registry: reg, Metrics: metrics.New(reg)}
+	c := &Config{Options: o, RESTConfig: restCfg, Client: client, Registry: reg, Metrics: metrics.New(reg), TracerProvider: tp}
 	c.Server, err = serving.New(o.Serving, reg, serving.SubjectAccessReviewer{Client: client})
 	if err != nil {
 		return nil, err
@@ -112,6 +123,7 @@ func SetupWithConfig(_ context.Context, o *Options, restCfg *rest.Config) (*Conf
 // Run serves health and metrics and, while leading, runs the controllers
 // until ctx ends. Losing the Lease is an error, as upstream treats it.
 func Run(ctx context.Context, c *Config) error {
+	defer tracing.Shutdown(ctx, c.TracerProvider)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return c.Server.Start(ctx) })
 	g.Go(func() error {
@@ -175,6 +187,8 @@ type ControllerContext struct {
 	Broadcaster record.EventBroadcaster
 	Metrics     *metrics.Metrics
 	RESTConfig  *rest.Config
+	// TracerProvider is for the controllers' spans (no-op: tracing off).
+	TracerProvider trace.TracerProvider
 }
 
 // Recorder returns an event recorder whose source is component.
@@ -206,5 +220,7 @@ func (c *Config) newControllerContext(ctx context.Context) (*ControllerContext, 
 		Broadcaster: record.NewBroadcaster(record.WithContext(ctx)),
 		Metrics:     c.Metrics,
 		RESTConfig:  c.RESTConfig,
+
+		TracerProvider: c.TracerProvider,
 	}, nil
 }

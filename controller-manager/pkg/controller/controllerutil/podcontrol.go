@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+
+	"skiff.dev/component-base/tracing"
 )
 
 // Event reasons of pod creation and deletion, as upstream names them.
@@ -65,7 +67,12 @@ func (r RealPodControl) CreatePodWithGenerateName(ctx context.Context, namespace
 	if len(pod.Labels) == 0 {
 		return ErrNoPodLabels
 	}
+	ctx, span := tracing.Start(ctx, "Create pod", tracing.NamespaceKey.String(namespace))
 	created, err := r.Client.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err == nil {
+		span.SetAttributes(tracing.PodAttributes(created)...)
+	}
+	tracing.End(span, err)
 	if err != nil {
 		// A terminating namespace refuses every create: not worth an event.
 		if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"skiff.dev/component-base/tracing"
 	"skiff.dev/controller-manager/pkg/controller/controllerutil"
 	"skiff.dev/controller-manager/pkg/controller/metrics"
 )
@@ -37,6 +39,8 @@ type Options struct {
 	BurstReplicas int
 	// Clock times availability and expectations (nil: the real clock).
 	Clock clock.Clock
+	// TracerProvider traces each sync (nil: off).
+	TracerProvider trace.TracerProvider
 }
 
 // Controller is the ReplicaSet controller, or, over another Kind, the
@@ -58,6 +62,7 @@ type Controller struct {
 
 	expectations *controllerutil.Expectations
 	queue        workqueue.TypedRateLimitingInterface[string]
+	tracer       trace.Tracer
 }
 
 // NewController builds the ReplicaSet controller and registers its informer
@@ -87,6 +92,7 @@ func NewBaseController(name, queueName string, client kubernetes.Interface, kind
 		metrics:       m,
 		clock:         opts.Clock,
 		burstReplicas: opts.BurstReplicas,
+		tracer:        tracing.Tracer(opts.TracerProvider, "skiff.dev/controller-manager/replicaset"),
 		kind:          kind,
 		gvk:           kind.GroupVersionKind(),
 		rsIndexer:     kind.Informer().GetIndexer(),

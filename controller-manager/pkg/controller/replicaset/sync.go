@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,16 +19,20 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/component-base/tracing"
 	"skiff.dev/controller-manager/pkg/controller/controllerutil"
 )
 
 // sync brings the ReplicaSet keyed key to its desired state.
-func (c *Controller) sync(ctx context.Context, key string) error {
+func (c *Controller) sync(ctx context.Context, key string) (err error) {
 	logger := klog.FromContext(ctx)
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return err
 	}
+	ctx, span := c.tracer.Start(ctx, "Sync "+c.gvk.Kind, trace.WithAttributes(tracing.NamespaceKey.String(namespace),
+		attribute.String("k8s."+strings.ToLower(c.gvk.Kind)+".name", name)))
+	defer func() { tracing.End(span, err) }()
 	cached, err := c.kind.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
 		logger.V(4).Info("ReplicaSet has been deleted", "replicaSet", key)
@@ -52,6 +59,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	var manageErr error
+	span.SetAttributes(attribute.String("k8s."+strings.ToLower(c.gvk.Kind)+".uid", string(cached.UID)),
+		attribute.Int("replicas", int(replicasOf(cached))), attribute.Int("pods", len(pods)), attribute.Bool("expectations.satisfied", needsSync))
 	if needsSync && cached.DeletionTimestamp == nil {
 		manageErr = c.manageReplicas(ctx, pods, cached)
 	}
