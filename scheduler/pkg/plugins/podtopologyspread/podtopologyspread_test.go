@@ -63,6 +63,30 @@ func zoneNodes() []*corev1.Node {
 	}
 }
 
+// hostNodes are three nodes labelled with their host names only, as the
+// multi-node suite's.
+func hostNodes() []*corev1.Node {
+	var out []*corev1.Node
+	for _, n := range []string{"n1", "n2", "n3"} {
+		out = append(out, testutil.LabeledNode(n, map[string]string{corev1.LabelHostname: n}))
+	}
+	return out
+}
+
+// lostNode is hostNodes with n1 tainted as the node lifecycle controller
+// taints a node whose kubelet stopped.
+func lostNode() []*corev1.Node {
+	nodes := hostNodes()
+	nodes[0].Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute}}
+	return nodes
+}
+
+func terminating(p *corev1.Pod) *corev1.Pod {
+	p.DeletionTimestamp = &metav1.Time{}
+	return p
+}
+
 func TestFilter(t *testing.T) {
 	sel := map[string]string{"app": "web"}
 	minDomains := func(c corev1.TopologySpreadConstraint, n int32) corev1.TopologySpreadConstraint {
@@ -157,6 +181,41 @@ func TestFilter(t *testing.T) {
 				{"b1", testutil.LabeledPod("old2", map[string]string{"app": "web", "rev": "1"})},
 				{"c1", testutil.LabeledPod("new1", map[string]string{"app": "web", "rev": "2"})}},
 			want: map[string]string{"a1": "", "a2": "", "b1": "", "c1": ErrReasonConstraintsNotMatch, "nolabel": ErrReasonNodeLabelNotMatch}},
+		{name: "a pod being deleted does not count (upstream #87621)",
+			nodes:    hostNodes(),
+			pod:      withSpread(web("p"), spread(corev1.LabelHostname, 1, corev1.DoNotSchedule, sel)),
+			existing: []placed{{"n1", terminating(web("e1"))}, {"n2", web("e2")}, {"n3", web("e3")}},
+			// n1:0 n2:1 n3:1: only n1 keeps the skew within 1.
+			want: map[string]string{"n1": "", "n2": ErrReasonConstraintsNotMatch, "n3": ErrReasonConstraintsNotMatch}},
+		{name: "three nodes, one replica each: any node takes a fourth",
+			nodes:    hostNodes(),
+			pod:      withSpread(web("p"), spread(corev1.LabelHostname, 1, corev1.DoNotSchedule, sel)),
+			existing: []placed{{"n1", web("e1")}, {"n2", web("e2")}, {"n3", web("e3")}},
+			want:     map[string]string{"n1": "", "n2": "", "n3": ""}},
+		{name: "three nodes, one replica on n1: n1 takes no second",
+			nodes:    hostNodes(),
+			pod:      withSpread(web("p"), spread(corev1.LabelHostname, 1, corev1.DoNotSchedule, sel)),
+			existing: []placed{{"n1", web("e1")}},
+			want:     map[string]string{"n1": ErrReasonConstraintsNotMatch, "n2": "", "n3": ""}},
+		{name: "a lost node (unreachable, its replica being evicted) left out with nodeTaintsPolicy Honor: 2 and 1 on the others",
+			nodes: lostNode(),
+			pod: func() *corev1.Pod {
+				c := spread(corev1.LabelHostname, 1, corev1.DoNotSchedule, sel)
+				c.NodeTaintsPolicy = &honor
+				return withSpread(web("p"), c)
+			}(),
+			existing: []placed{{"n1", terminating(web("e1"))}, {"n2", web("e2")}, {"n3", web("e3")}},
+			// n2 and n3 are the domains, 1 each: either takes the
+			// replacement (2 and 1, the skew 1). n1, no domain, counts 0
+			// here as upstream; TaintToleration rejects it.
+			want: map[string]string{"n1": "", "n2": "", "n3": ""}},
+		{name: "a lost node counted (nodeTaintsPolicy Ignore): its empty domain holds the others at 1",
+			nodes:    lostNode(),
+			pod:      withSpread(web("p"), spread(corev1.LabelHostname, 1, corev1.DoNotSchedule, sel)),
+			existing: []placed{{"n1", terminating(web("e1"))}, {"n2", web("e2")}, {"n3", web("e3")}},
+			// n1 passes this filter; TaintToleration rejects it: the pod
+			// waits, as upstream.
+			want: map[string]string{"n1": "", "n2": ErrReasonConstraintsNotMatch, "n3": ErrReasonConstraintsNotMatch}},
 		{name: "hostname spreading with maxSkew 2",
 			pod:      withSpread(web("p"), spread(corev1.LabelHostname, 2, corev1.DoNotSchedule, sel)),
 			existing: []placed{{"a1", web("e1")}, {"a1", web("e2")}, {"b1", web("e3")}},
