@@ -154,6 +154,7 @@ func setup(ctx context.Context, o *Options, restCfg *rest.Config) (*Config, erro
 		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod,
 		Services: svcInformer.Lister(), Slices: sliceInformer.Informer().GetIndexer(),
 		Kernel: kernel, Recorder: recorder, Metrics: cfg.Metrics, Health: cfg.Health,
+		RulesWritten:    iptables.NewRulesWritten(client.CoreV1(), nodeName, cfg.Metrics),
 		NodeIPs:         cfg.nodeIPs,
 		Safety:          func() error { return cfg.installSafety(svcCIDR, clusterCIDR) },
 		DeleteConntrack: conntrack.Delete,
@@ -293,6 +294,7 @@ func Run(ctx context.Context, c *Config) error {
 		g.Go(func() error { return c.MetricsServer.Start(ctx) })
 	}
 	g.Go(func() error { return keeper.Start(ctx) })
+	g.Go(func() error { c.Proxier.RunRulesWritten(ctx); return nil })
 	c.Broadcast.StartRecordingToSink(eventtime.Sink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")}, ""))
 	defer c.Broadcast.Shutdown()
 	c.Informers.Start(ctx.Done())

@@ -15,6 +15,9 @@ type Metrics struct {
 	IPTablesRules        *prometheus.GaugeVec
 	SyncFailures         prometheus.Counter
 	ConntrackEntriesDone prometheus.Counter
+	// RulesWrittenDropped counts the RulesWritten events not recorded
+	// (over the limits).
+	RulesWrittenDropped prometheus.Counter
 }
 
 // NewMetrics registers the metrics with reg.
@@ -64,7 +67,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Subsystem: "kubeproxy", Name: "sync_proxy_rules_conntrack_entries_deleted_total",
 			Help: "Stale UDP conntrack entries deleted",
 		}),
+		RulesWrittenDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "skiff_proxy_rules_written_events_dropped_total",
+			Help: "RulesWritten events (a Service's new endpoints programmed) not recorded, over the proxy's limit of events",
+		}),
 	}
+	reg.MustRegister(m.RulesWrittenDropped)
 	reg.MustRegister(m.SyncDuration, m.FullSyncDuration, m.PartialSyncDuration, m.NetworkProgramming,
 		m.LastSyncTimestamp, m.IPTablesRules, m.SyncFailures, m.ConntrackEntriesDone)
 	return m

@@ -55,8 +55,10 @@ type Options struct {
 	Slices   cache.Indexer
 	Kernel   Kernel
 	Recorder record.EventRecorder
-	Metrics  *Metrics
-	Health   *healthcheck.ProxyHealth
+	// RulesWritten, when set, records the RulesWritten events.
+	RulesWritten *RulesWritten
+	Metrics      *Metrics
+	Health       *healthcheck.ProxyHealth
 	// NodeIPs returns the node's addresses (nil: none known).
 	NodeIPs func() []net.IP
 	// Safety re-installs the traffic safety (route, egress guard) at
@@ -104,6 +106,9 @@ type Proxier struct {
 	existing  map[string]bool
 	kept      map[servicemap.ServicePortName]PortChains
 	udp       map[servicemap.ServicePortName]udpState
+	// programmed is each Service's ready endpoints as of the last sync
+	// that wrote its rules (nil before the first).
+	programmed map[types.NamespacedName]map[string]string
 }
 
 // New returns a Proxier; its first sync is a full one.
@@ -340,6 +345,7 @@ func (p *Proxier) Sync(ctx context.Context) SyncInfo {
 	p.cleanConntrack(ctx, snap)
 
 	end := p.clock.Now()
+	p.recordRulesWritten(dirty, end)
 	info.Written, info.Deleted, info.Rules, info.Duration = res.Written, res.Deleted, res.Rules, end.Sub(start)
 	if m := p.o.Metrics; m != nil {
 		d := info.Duration.Seconds()

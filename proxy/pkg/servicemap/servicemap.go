@@ -223,6 +223,8 @@ type Endpoint struct {
 	Serving     bool
 	Terminating bool
 	NodeName    string
+	// Pod names the endpoint's pod (its targetRef), when it is one.
+	Pod string
 }
 
 // String is "ip:port".
@@ -317,7 +319,11 @@ func sliceEndpoints(s *discoveryv1.EndpointSlice) (EndpointsMap, error) {
 		if e.NodeName != nil {
 			node = *e.NodeName
 		}
-		eps = append(eps, Endpoint{IP: ip.To4().String(), Ready: ready, Serving: serving, Terminating: terminating, NodeName: node})
+		pod := ""
+		if e.TargetRef != nil && e.TargetRef.Kind == "Pod" {
+			pod = e.TargetRef.Name
+		}
+		eps = append(eps, Endpoint{IP: ip.To4().String(), Ready: ready, Serving: serving, Terminating: terminating, NodeName: node, Pod: pod})
 	}
 	out := EndpointsMap{}
 	for i, p := range s.Ports {
