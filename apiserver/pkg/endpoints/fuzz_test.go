@@ -72,7 +72,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"skiff.dev/apiserver/pkg/api"
-	"skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage"
 	"skiff.dev/apiserver/pkg/testserver"
@@ -533,7 +532,7 @@ func (e *fuzzEnv) checkValid(t *testing.T, what string, obj runtime.Object, cano
 	if !e.validating {
 		return
 	}
-	if errs := validation.ValidateCreate(obj); len(errs) > 0 {
+	if errs := registry.Validate(obj); len(errs) > 0 {
 		t.Fatalf("%s stored an invalid object: %v\nstored: %s\ninput: %q", what, errs.ToAggregate(), trim(canon), trim(input))
 	}
 }

@@ -1,12 +1,11 @@
 package registry
 
 import (
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
+	"skiff.dev/apiserver/pkg/registry/certificates/certificatesigningrequest"
+	"skiff.dev/apiserver/pkg/registry/core/resourcequota"
+	"skiff.dev/apiserver/pkg/registry/core/service"
+	"skiff.dev/apiserver/pkg/registry/rest"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,8 +26,34 @@ const (
 	SubPortForward = "portforward"
 	// SubProxy passes requests to the pod, a ready endpoint of the
 	// service, or the node's kubelet.
-	SubProxy = "proxy"
+	SubProxy    = "proxy"
+	SubApproval = certificatesigningrequest.SubApproval
+	SubEviction = "eviction"
 )
+
+// The types a kind's package builds its row's hooks from (package rest).
+type (
+	Strategy      = rest.Strategy
+	ScaleAccessor = rest.ScaleAccessor
+	FieldsFunc    = rest.FieldsFunc
+	SharedStorage = rest.SharedStorage
+)
+
+// Services' allocations (package core/service), as the server and the
+// integration tests name them.
+type (
+	ServiceAllocator = service.ServiceAllocator
+	ServiceRepair    = service.ServiceRepair
+	RepairEvent      = service.RepairEvent
+)
+
+// HookDeps are what the server builds that a kind's store hooks need.
+type HookDeps struct {
+	// ServiceIPs allocates Services' cluster IPs and node ports.
+	ServiceIPs *service.ServiceAllocator
+	// QuotaUsage computes a ResourceQuota's status.used.
+	QuotaUsage resourcequota.Usage
+}
 
 // Resource is one row of the table: everything the REST layer, discovery
 // and OpenAPI need to serve a kind.
@@ -82,6 +107,10 @@ type Resource struct {
 	// (set finalizers and conditions) instead of deleting it at once, as a
 	// CustomResourceDefinition takes customresourcecleanup.apiextensions.k8s.io.
 	MarkDeleting func(obj runtime.Object)
+	// Hooks, when set, builds the store's CreateHook / UpdateHook /
+	// DeleteHook of the kind (a Service's IP allocation, a quota's status)
+	// from what the server provides.
+	Hooks func(HookDeps) any
 	// Custom is set for a custom resource, served from a
 	// CustomResourceDefinition.
 	Custom *Custom
@@ -208,171 +237,4 @@ func (r *Resource) SubresourceInfos() []SubresourceInfo {
 // Verbs of the main resource, as discovery lists them.
 func (r *Resource) Verbs() []string {
 	return []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-}
-
-func main(opts ...func(*genericStrategy)) genericStrategy {
-	s := genericStrategy{split: mainEndpoint, unconditional: true}
-	for _, o := range opts {
-		o(&s)
-	}
-	return s
-}
-
-func status(opts ...func(*genericStrategy)) genericStrategy {
-	s := genericStrategy{split: statusEndpoint, unconditional: true}
-	for _, o := range opts {
-		o(&s)
-	}
-	return s
-}
-
-func whole(opts ...func(*genericStrategy)) genericStrategy {
-	s := genericStrategy{split: noStatus, unconditional: true}
-	for _, o := range opts {
-		o(&s)
-	}
-	return s
-}
-
-func withGeneration(s *genericStrategy) { s.trackGeneration = true }
-func withLabelsInGeneration(s *genericStrategy) {
-	s.trackGeneration, s.labelsInGeneration = true, true
-}
-func withCreateOnUpdate(s *genericStrategy) { s.createOnUpdate = true }
-
-// conditionalUpdate: an update must name the resourceVersion it read, as
-// upstream's strategies of these kinds say (AllowUnconditionalUpdate false:
-// Lease, the CSI and VolumeAttachment kinds, RuntimeClass,
-// PodDisruptionBudget, the admission policies and webhook configurations).
-func conditionalUpdate(s *genericStrategy) { s.unconditional = false }
-
-// Resources returns the table of every kind skiff serves.
-func Resources() []*Resource {
-	return append(append(append(append(baseResources(), moreResources()...), policyResources()...), apiRegistrationResources()...),
-		autoscalingResources()...)
-}
-
-func baseResources() []*Resource {
-	return []*Resource{
-		{
-			Version: "v1", Kind: "Namespace", Resource: "namespaces", SingularName: "namespace",
-			ShortNames: []string{"ns"}, EtcdPrefix: "namespaces",
-			New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
-			Strategy: main(func(s *genericStrategy) { s.prepareForCreate = prepareNamespace }), StatusStrategy: status(),
-			Fields: namespaceFields, Finalize: true, ReturnDeletedObject: true, Finalizing: namespaceFinalizing,
-		},
-		{
-			Version: "v1", Kind: "Pod", Resource: "pods", SingularName: "pod", Namespaced: true,
-			ShortNames: []string{"po"}, Categories: []string{"all"}, EtcdPrefix: "pods",
-			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
-			Strategy: main(func(s *genericStrategy) { s.prepareForCreate = preparePod }), StatusStrategy: status(),
-			Fields: podFields, Binding: true, Eviction: true, Kubelet: true, Proxy: true, GracefulDelete: true, ReturnDeletedObject: true,
-		},
-		{
-			Version: "v1", Kind: "Node", Resource: "nodes", SingularName: "node",
-			ShortNames: []string{"no"}, EtcdPrefix: "minions",
-			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
-			Strategy: main(func(s *genericStrategy) { s.statusOnCreate = true }), StatusStrategy: status(), Fields: nodeFields, Proxy: true,
-		},
-		{
-			Version: "v1", Kind: "Service", Resource: "services", SingularName: "service", Namespaced: true,
-			ShortNames: []string{"svc"}, Categories: []string{"all"}, EtcdPrefix: "services/specs",
-			New: func() runtime.Object { return &corev1.Service{} }, NewList: func() runtime.Object { return &corev1.ServiceList{} },
-			Strategy: serviceStrategy{main()}, StatusStrategy: status(), ReturnDeletedObject: true, Proxy: true,
-		},
-		{
-			Version: "v1", Kind: "Endpoints", Resource: "endpoints", SingularName: "endpoints", Namespaced: true,
-			ShortNames: []string{"ep"}, EtcdPrefix: "services/endpoints",
-			New: func() runtime.Object { return &corev1.Endpoints{} }, NewList: func() runtime.Object { return &corev1.EndpointsList{} },
-			Strategy: whole(withCreateOnUpdate),
-		},
-		{
-			Version: "v1", Kind: "ConfigMap", Resource: "configmaps", SingularName: "configmap", Namespaced: true,
-			ShortNames: []string{"cm"}, EtcdPrefix: "configmaps",
-			New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
-			Strategy: whole(),
-		},
-		{
-			Version: "v1", Kind: "Secret", Resource: "secrets", SingularName: "secret", Namespaced: true,
-			EtcdPrefix: "secrets",
-			New:        func() runtime.Object { return &corev1.Secret{} }, NewList: func() runtime.Object { return &corev1.SecretList{} },
-			Strategy: whole(), Fields: secretFields,
-		},
-		{
-			Version: "v1", Kind: "Event", Resource: "events", SingularName: "event", Namespaced: true,
-			ShortNames: []string{"ev"}, EtcdPrefix: "events",
-			New: func() runtime.Object { return &corev1.Event{} }, NewList: func() runtime.Object { return &corev1.EventList{} },
-			Strategy: whole(withCreateOnUpdate), Fields: eventFields,
-		},
-		{
-			Version: "v1", Kind: "ServiceAccount", Resource: "serviceaccounts", SingularName: "serviceaccount", Namespaced: true,
-			ShortNames: []string{"sa"}, EtcdPrefix: "serviceaccounts",
-			New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
-			Strategy: whole(), TokenRequest: true,
-		},
-		{
-			Group: "apps", Version: "v1", Kind: "ReplicaSet", Resource: "replicasets", SingularName: "replicaset", Namespaced: true,
-			ShortNames: []string{"rs"}, Categories: []string{"all"}, EtcdPrefix: "replicasets",
-			New: func() runtime.Object { return &appsv1.ReplicaSet{} }, NewList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
-			Strategy: main(withGeneration), StatusStrategy: status(), Fields: replicaSetFields,
-			Scale: replicaSetScale(),
-		},
-		{
-			Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", SingularName: "deployment", Namespaced: true,
-			ShortNames: []string{"deploy"}, Categories: []string{"all"}, EtcdPrefix: "deployments",
-			New: func() runtime.Object { return &appsv1.Deployment{} }, NewList: func() runtime.Object { return &appsv1.DeploymentList{} },
-			Strategy: main(withGeneration), StatusStrategy: status(),
-			Scale: deploymentScale(),
-		},
-		{
-			Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Resource: "leases", SingularName: "lease", Namespaced: true,
-			EtcdPrefix: "leases",
-			New:        func() runtime.Object { return &coordinationv1.Lease{} }, NewList: func() runtime.Object { return &coordinationv1.LeaseList{} },
-			Strategy: whole(conditionalUpdate, withCreateOnUpdate),
-		},
-		{
-			Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice", Resource: "endpointslices", SingularName: "endpointslice", Namespaced: true,
-			EtcdPrefix: "endpointslices",
-			New:        func() runtime.Object { return &discoveryv1.EndpointSlice{} }, NewList: func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
-			Strategy: whole(withLabelsInGeneration),
-		},
-		{
-			Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration", Resource: "mutatingwebhookconfigurations",
-			SingularName: "mutatingwebhookconfiguration", EtcdPrefix: "mutatingwebhookconfigurations", Categories: []string{"api-extensions"},
-			New:      func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
-			NewList:  func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfigurationList{} },
-			Strategy: whole(conditionalUpdate, withGeneration),
-		},
-		{
-			Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration", Resource: "validatingwebhookconfigurations",
-			SingularName: "validatingwebhookconfiguration", EtcdPrefix: "validatingwebhookconfigurations", Categories: []string{"api-extensions"},
-			New:      func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
-			NewList:  func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} },
-			Strategy: whole(conditionalUpdate, withGeneration),
-		},
-		{
-			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Resource: "roles", SingularName: "role", Namespaced: true,
-			EtcdPrefix: "roles",
-			New:        func() runtime.Object { return &rbacv1.Role{} }, NewList: func() runtime.Object { return &rbacv1.RoleList{} },
-			Strategy: whole(),
-		},
-		{
-			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Resource: "clusterroles", SingularName: "clusterrole",
-			EtcdPrefix: "clusterroles",
-			New:        func() runtime.Object { return &rbacv1.ClusterRole{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleList{} },
-			Strategy: whole(),
-		},
-		{
-			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding", Resource: "rolebindings", SingularName: "rolebinding", Namespaced: true,
-			EtcdPrefix: "rolebindings",
-			New:        func() runtime.Object { return &rbacv1.RoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.RoleBindingList{} },
-			Strategy: whole(),
-		},
-		{
-			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding", Resource: "clusterrolebindings", SingularName: "clusterrolebinding",
-			EtcdPrefix: "clusterrolebindings",
-			New:        func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
-			Strategy: whole(),
-		},
-	}
 }

@@ -126,9 +126,7 @@ func (s *Store) Default(obj runtime.Object) { s.defaultObject(obj) }
 func (s *Store) defaultObject(obj runtime.Object) {
 	if s.R.Default != nil {
 		s.R.Default(obj)
-		return
 	}
-	Default(obj)
 }
 
 // defaultPatched defaults obj again when a mutating webhook's patch replaced
@@ -696,15 +694,9 @@ func (s *Store) validateAdmission(ctx context.Context, a *admission.Attributes) 
 
 // subresourceOf names the subresource a strategy serves.
 func subresourceOf(s *Store, strategy Strategy) string {
-	if n, ok := strategy.(interface{ subresource() string }); ok {
-		return n.subresource()
-	}
-	// Strategies of other packages (custom resources) name theirs.
+	// The kinds' strategies (and custom resources') name theirs.
 	if n, ok := strategy.(interface{ Subresource() string }); ok {
 		return n.Subresource()
-	}
-	if g, ok := strategy.(genericStrategy); ok && g.split == statusEndpoint {
-		return SubStatus
 	}
 	if _, ok := strategy.(finalizeStrategy); ok {
 		return SubFinalize

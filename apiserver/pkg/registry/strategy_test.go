@@ -42,7 +42,7 @@ func TestGenerationOfKindsWithoutStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := clusterMoreResource(t, tc.kind)
+			r := resourceOfKind(t, tc.kind)
 			r.Strategy.PrepareForUpdate(context.Background(), tc.obj, tc.old)
 			if got := tc.obj.(metav1.Object).GetGeneration(); got != tc.want {
 				t.Errorf("generation = %d, want %d", got, tc.want)

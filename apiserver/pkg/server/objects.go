@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -173,34 +172,4 @@ func (s *Server) updateQuota(ctx context.Context, namespace, name string, fn fun
 		return q, nil
 	})
 	return err
-}
-
-// quotaStatus keeps a ResourceQuota's status.hard equal to spec.hard and
-// fills status.used for resources it does not track yet (see the
-// ResourceQuota admission plugin).
-type quotaStatus struct{ plugin *admission.ResourceQuota }
-
-func (q quotaStatus) BeforeCreate(ctx context.Context, obj runtime.Object) (func(), error) {
-	if rq, ok := obj.(*corev1.ResourceQuota); ok {
-		if err := q.plugin.InitialUsage(ctx, rq, true); err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("computing the quota's usage: %v", err))
-		}
-	}
-	return func() {}, nil
-}
-
-// BeforeUpdate follows a change of spec.hard. An update that leaves
-// spec.hard alone (every status update: the status strategy keeps the old
-// spec) stores status as written, as upstream's, so the quota controller
-// and clients patching resourcequotas/status are not overruled.
-func (q quotaStatus) BeforeUpdate(ctx context.Context, obj, old runtime.Object) (func(), error) {
-	if rq, ok := obj.(*corev1.ResourceQuota); ok {
-		if oq, ok := old.(*corev1.ResourceQuota); ok && apiequality.Semantic.DeepEqual(rq.Spec.Hard, oq.Spec.Hard) {
-			return func() {}, nil
-		}
-		if err := q.plugin.InitialUsage(ctx, rq, false); err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("computing the quota's usage: %v", err))
-		}
-	}
-	return func() {}, nil
 }

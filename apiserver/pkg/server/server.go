@@ -184,6 +184,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 
 	resources := BuiltinResources()
 	s.resources = resources
+	hookDeps := registry.HookDeps{ServiceIPs: s.allocator, QuotaUsage: quota}
 	var shared []*registry.Resource
 	for _, r := range resources {
 		if r.SharedStorage != nil {
@@ -218,11 +219,8 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		reg.Storage = c
 		reg.Admission = s.compiledAdmission
 		reg.Created = func(ns string) { objs.created(r.Group, r.Resource, ns) }
-		switch {
-		case r.Group == "" && r.Kind == "Service":
-			reg.Hooks = s.allocator
-		case r.Group == "" && r.Kind == "ResourceQuota":
-			reg.Hooks = quotaStatus{plugin: quota}
+		if r.Hooks != nil {
+			reg.Hooks = r.Hooks(hookDeps)
 		}
 		s.stores = append(s.stores, reg)
 		s.cachers = append(s.cachers, c)

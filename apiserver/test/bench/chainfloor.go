@@ -52,7 +52,7 @@ func (b *bench) chainFloorPhase(ctx context.Context) error {
 			if admit {
 				admitPod(p)
 			}
-			if errs := validation.ValidateCreate(p); len(errs) > 0 {
+			if errs := validation.ValidatePod(p); len(errs) > 0 {
 				return errs.ToAggregate()
 			}
 			return nil

@@ -5,20 +5,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// defaultPolicyKinds defaults ValidatingAdmissionPolicies and their
-// bindings; false for other kinds.
-func defaultPolicyKinds(obj any) bool {
-	switch o := obj.(type) {
-	case *admissionregistrationv1.ValidatingAdmissionPolicy:
-		DefaultValidatingAdmissionPolicy(o)
-	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
-		DefaultValidatingAdmissionPolicyBinding(o)
-	default:
-		return false
-	}
-	return true
-}
-
 // DefaultValidatingAdmissionPolicy applies upstream's v1 defaults:
 // failurePolicy Fail and the matchConstraints' defaults.
 func DefaultValidatingAdmissionPolicy(obj *admissionregistrationv1.ValidatingAdmissionPolicy) {

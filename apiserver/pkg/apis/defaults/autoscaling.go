@@ -7,22 +7,13 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// defaultAutoscaling applies the defaults of the HorizontalPodAutoscaler
-// versions. It reports whether it knew obj's kind.
-func defaultAutoscaling(obj any) bool {
-	switch o := obj.(type) {
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		DefaultHorizontalPodAutoscaler(o)
-	case *autoscalingv1.HorizontalPodAutoscaler:
-		// Upstream's v1 defaults: minReplicas only; the 80% CPU target of
-		// an HPA without one is added by the conversion to v2.
-		if o.Spec.MinReplicas == nil {
-			o.Spec.MinReplicas = ptr.To[int32](1)
-		}
-	default:
-		return false
+// DefaultHorizontalPodAutoscalerV1 applies upstream's v1 defaults:
+// minReplicas only; the 80% CPU target of an HPA without one is added by the
+// conversion to v2.
+func DefaultHorizontalPodAutoscalerV1(h *autoscalingv1.HorizontalPodAutoscaler) {
+	if h.Spec.MinReplicas == nil {
+		h.Spec.MinReplicas = ptr.To[int32](1)
 	}
-	return true
 }
 
 // DefaultHorizontalPodAutoscaler applies upstream's autoscaling/v2

@@ -6,13 +6,10 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -45,19 +42,19 @@ func TestReplicaSetSeed(t *testing.T) {
 	if err := json.Unmarshal([]byte(request), rs); err != nil {
 		t.Fatal(err)
 	}
-	Default(rs)
+	DefaultReplicaSet(rs)
 	jsonEqual(t, rs.Spec, wantSpec)
 }
 
 func TestReplicaSetReplicasDefault(t *testing.T) {
 	rs := &appsv1.ReplicaSet{}
-	Default(rs)
+	DefaultReplicaSet(rs)
 	if rs.Spec.Replicas == nil || *rs.Spec.Replicas != 1 {
 		t.Errorf("replicas = %v, want 1", rs.Spec.Replicas)
 	}
 	three := int32(3)
 	rs = &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Replicas: &three}}
-	Default(rs)
+	DefaultReplicaSet(rs)
 	if *rs.Spec.Replicas != 3 {
 		t.Errorf("replicas = %d, want 3 kept", *rs.Spec.Replicas)
 	}
@@ -91,7 +88,7 @@ func TestDeploymentDefaults(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.in), d); err != nil {
 				t.Fatal(err)
 			}
-			Default(d)
+			DefaultDeployment(d)
 			jsonEqual(t, d.Spec, tc.want)
 		})
 	}
@@ -145,7 +142,7 @@ func TestServiceDefaults(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.in), svc); err != nil {
 				t.Fatal(err)
 			}
-			Default(svc)
+			DefaultService(svc)
 			jsonEqual(t, svc.Spec, tc.want)
 		})
 	}
@@ -154,7 +151,7 @@ func TestServiceDefaults(t *testing.T) {
 func TestServiceLoadBalancerIPMode(t *testing.T) {
 	svc := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}
 	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}, {Hostname: "lb.example.com"}}
-	Default(svc)
+	DefaultService(svc)
 	if m := svc.Status.LoadBalancer.Ingress[0].IPMode; m == nil || *m != corev1.LoadBalancerIPModeVIP {
 		t.Errorf("ipMode = %v, want VIP", m)
 	}
@@ -257,7 +254,7 @@ func TestPodDefaults(t *testing.T) {
 	if err := json.Unmarshal([]byte(in), pod); err != nil {
 		t.Fatal(err)
 	}
-	Default(pod)
+	DefaultPod(pod)
 	jsonEqual(t, pod.Spec, wantSpec)
 }
 
@@ -269,7 +266,7 @@ func TestPodTemplateGetsNoPodOnlyDefaults(t *testing.T) {
 		Ports:     []corev1.ContainerPort{{ContainerPort: 80}},
 		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
 	}}
-	Default(rs)
+	DefaultReplicaSet(rs)
 	spec := rs.Spec.Template.Spec
 	if spec.EnableServiceLinks != nil {
 		t.Errorf("enableServiceLinks defaulted in a template")
@@ -286,7 +283,7 @@ func TestResourceRounding(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100.1m")}},
 	}}}}
-	Default(pod)
+	DefaultPod(pod)
 	got := pod.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]
 	if got.String() != "101m" {
 		t.Errorf("cpu limit = %s, want 101m", got.String())
@@ -295,7 +292,7 @@ func TestResourceRounding(t *testing.T) {
 
 func TestPodStatusNormalization(t *testing.T) {
 	pod := &corev1.Pod{Status: corev1.PodStatus{PodIP: "10.0.0.1", HostIP: "192.168.0.1"}}
-	Default(pod)
+	DefaultPod(pod)
 	if len(pod.Status.PodIPs) != 1 || pod.Status.PodIPs[0].IP != "10.0.0.1" {
 		t.Errorf("podIPs = %v", pod.Status.PodIPs)
 	}
@@ -303,7 +300,7 @@ func TestPodStatusNormalization(t *testing.T) {
 		t.Errorf("hostIPs = %v", pod.Status.HostIPs)
 	}
 	pod = &corev1.Pod{Status: corev1.PodStatus{PodIPs: []corev1.PodIP{{IP: "10.0.0.2"}, {IP: "fd00::2"}}}}
-	Default(pod)
+	DefaultPod(pod)
 	if pod.Status.PodIP != "10.0.0.2" || len(pod.Status.PodIPs) != 2 {
 		t.Errorf("podIP = %q, podIPs = %v", pod.Status.PodIP, pod.Status.PodIPs)
 	}
@@ -312,7 +309,7 @@ func TestPodStatusNormalization(t *testing.T) {
 func TestNamespaceDefaults(t *testing.T) {
 	ns := &corev1.Namespace{}
 	ns.Name = "team-a"
-	Default(ns)
+	DefaultNamespace(ns)
 	if ns.Status.Phase != corev1.NamespaceActive {
 		t.Errorf("phase = %q", ns.Status.Phase)
 	}
@@ -331,7 +328,7 @@ func TestSecretDefaults(t *testing.T) {
 		Data:       map[string][]byte{"a": []byte("1"), "b": []byte("2")},
 		StringData: map[string]string{"b": "two", "c": "three"},
 	}
-	Default(s)
+	DefaultSecret(s)
 	if s.Type != corev1.SecretTypeOpaque {
 		t.Errorf("type = %q", s.Type)
 	}
@@ -340,7 +337,7 @@ func TestSecretDefaults(t *testing.T) {
 		t.Errorf("data = %q, stringData = %v", s.Data, s.StringData)
 	}
 	tls := &corev1.Secret{Type: corev1.SecretTypeTLS}
-	Default(tls)
+	DefaultSecret(tls)
 	if tls.Type != corev1.SecretTypeTLS {
 		t.Errorf("explicit type overwritten: %q", tls.Type)
 	}
@@ -351,7 +348,7 @@ func TestNodeDefaults(t *testing.T) {
 		Spec:   corev1.NodeSpec{PodCIDR: "10.244.0.0/24"},
 		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")}},
 	}
-	Default(node)
+	DefaultNode(node)
 	if q := node.Status.Allocatable[corev1.ResourcePods]; q.Value() != 110 {
 		t.Errorf("allocatable pods = %s", q.String())
 	}
@@ -362,12 +359,12 @@ func TestNodeDefaults(t *testing.T) {
 
 func TestEndpointsAndSliceDefaults(t *testing.T) {
 	ep := &corev1.Endpoints{Subsets: []corev1.EndpointSubset{{Ports: []corev1.EndpointPort{{Port: 80}, {Port: 53, Protocol: corev1.ProtocolUDP}}}}}
-	Default(ep)
+	DefaultEndpoints(ep)
 	if ep.Subsets[0].Ports[0].Protocol != corev1.ProtocolTCP || ep.Subsets[0].Ports[1].Protocol != corev1.ProtocolUDP {
 		t.Errorf("endpoints ports = %v", ep.Subsets[0].Ports)
 	}
 	es := &discoveryv1.EndpointSlice{Ports: []discoveryv1.EndpointPort{{}}}
-	Default(es)
+	DefaultEndpointSlice(es)
 	if es.Ports[0].Name == nil || *es.Ports[0].Name != "" || es.Ports[0].Protocol == nil || *es.Ports[0].Protocol != corev1.ProtocolTCP {
 		t.Errorf("slice port = %+v", es.Ports[0])
 	}
@@ -383,7 +380,7 @@ func TestRBACDefaults(t *testing.T) {
 			{Kind: "Other", Name: "x"},
 		},
 	}
-	Default(rb)
+	DefaultRoleBinding(rb)
 	if rb.RoleRef.APIGroup != rbacv1.GroupName {
 		t.Errorf("roleRef.apiGroup = %q", rb.RoleRef.APIGroup)
 	}
@@ -394,7 +391,7 @@ func TestRBACDefaults(t *testing.T) {
 		}
 	}
 	crb := &rbacv1.ClusterRoleBinding{Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "bob"}}}
-	Default(crb)
+	DefaultClusterRoleBinding(crb)
 	if crb.RoleRef.APIGroup != rbacv1.GroupName || crb.Subjects[0].APIGroup != rbacv1.GroupName {
 		t.Errorf("cluster role binding = %+v", crb)
 	}
@@ -403,35 +400,17 @@ func TestRBACDefaults(t *testing.T) {
 func TestIdempotent(t *testing.T) {
 	d := &appsv1.Deployment{}
 	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "nginx", LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}}}}
-	Default(d)
+	DefaultDeployment(d)
 	once := d.DeepCopy()
-	Default(d)
+	DefaultDeployment(d)
 	if !reflect.DeepEqual(once, d) {
 		t.Errorf("second Default changed the object")
 	}
 }
 
-// allKinds returns a zero value of every kind skiff serves.
-func allKinds() []runtime.Object {
-	return []runtime.Object{
-		&corev1.Namespace{}, &corev1.Pod{}, &corev1.Node{}, &corev1.Service{}, &corev1.Endpoints{},
-		&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Event{}, &corev1.ServiceAccount{},
-		&corev1.NamespaceList{Items: []corev1.Namespace{{}}}, &corev1.PodList{Items: []corev1.Pod{{}}},
-		&appsv1.ReplicaSet{}, &appsv1.Deployment{}, &autoscalingv1.Scale{}, &coordinationv1.Lease{},
-		&discoveryv1.EndpointSlice{}, &rbacv1.Role{}, &rbacv1.ClusterRole{}, &rbacv1.RoleBinding{},
-		&rbacv1.ClusterRoleBinding{},
-	}
-}
-
-func TestZeroValuesDoNotPanic(t *testing.T) {
-	for _, obj := range allKinds() {
-		Default(obj)
-	}
-	// Typed nil pointers and untyped nil are ignored.
-	Default(nil)
-	Default((*corev1.Pod)(nil))
-	Default((*appsv1.Deployment)(nil))
-	Default((*corev1.NamespaceList)(nil))
+// Nested optional pointers that are nil do not panic, and legacy volume
+// sources get their defaults.
+func TestNestedNilPointers(t *testing.T) {
 	// Nested optional pointers that are nil.
 	pod := &corev1.Pod{Spec: corev1.PodSpec{
 		Containers:          []corev1.Container{{Lifecycle: &corev1.Lifecycle{}}},
@@ -445,7 +424,7 @@ func TestZeroValuesDoNotPanic(t *testing.T) {
 			{VolumeSource: corev1.VolumeSource{ScaleIO: &corev1.ScaleIOVolumeSource{}}},
 		},
 	}}
-	Default(pod)
+	DefaultPod(pod)
 	if *pod.Spec.Volumes[2].AzureDisk.Kind != corev1.AzureSharedBlobDisk || pod.Spec.Volumes[3].RBD.RBDPool != "rbd" ||
 		pod.Spec.Volumes[4].ISCSI.ISCSIInterface != "default" || pod.Spec.Volumes[5].ScaleIO.FSType != "xfs" {
 		t.Errorf("legacy volume defaults not applied: %+v", pod.Spec.Volumes)

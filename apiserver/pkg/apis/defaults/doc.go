@@ -10,8 +10,9 @@
 // serviceAccount kept equal to serviceAccountName, podIP/podIPs and
 // podCIDR/podCIDRs kept in step).
 //
-// Walkthrough: Default switches on the object's type and calls the per-kind
-// function. Kinds that embed a pod template (ReplicaSet, Deployment) reuse
+// Walkthrough: each kind's registry package (pkg/registry/<group>/<kind>)
+// names its defaulting function here, and the store calls it through the
+// kind's row of the resource table. Kinds that embed a pod template (ReplicaSet, Deployment) reuse
 // DefaultPodSpec, which applies exactly what upstream applies to a PodTemplate:
 // the PodSpec defaults and everything nested in it (containers, probes,
 // volumes, resource rounding), but not the Pod-only defaults (requests copied

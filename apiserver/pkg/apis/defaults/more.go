@@ -14,48 +14,21 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// defaultMore applies the defaults of the kinds added with issue 8. It
-// reports whether it knew obj's kind.
-func defaultMore(obj any) bool {
-	switch o := obj.(type) {
-	case *corev1.ReplicationController:
-		DefaultReplicationController(o)
-	case *corev1.PodTemplate:
-		DefaultPodTemplateSpec(&o.Template)
-	case *corev1.LimitRange:
-		DefaultLimitRange(o)
-	case *corev1.PersistentVolume:
-		DefaultPersistentVolume(o)
-	case *corev1.PersistentVolumeClaim:
-		DefaultPersistentVolumeClaim(o)
-	case *appsv1.StatefulSet:
-		DefaultStatefulSet(o)
-	case *appsv1.DaemonSet:
-		DefaultDaemonSet(o)
-	case *batchv1.Job:
-		DefaultJob(o)
-	case *batchv1.CronJob:
-		DefaultCronJob(o)
-	case *networkingv1.NetworkPolicy:
-		DefaultNetworkPolicy(o)
-	case *schedulingv1.PriorityClass:
-		if o.PreemptionPolicy == nil {
-			o.PreemptionPolicy = ptr.To(corev1.PreemptLowerPriority)
-		}
-	case *storagev1.StorageClass:
-		DefaultStorageClass(o)
-	case *storagev1.CSIDriver:
-		DefaultCSIDriver(o)
-	case *flowcontrolv1.FlowSchema:
-		if o.Spec.MatchingPrecedence == 0 {
-			o.Spec.MatchingPrecedence = 1000
-		}
-	case *flowcontrolv1.PriorityLevelConfiguration:
-		DefaultPriorityLevelConfiguration(o)
-	default:
-		return false
+// DefaultPodTemplate applies a pod template's defaults: its pod's.
+func DefaultPodTemplate(t *corev1.PodTemplate) { DefaultPodTemplateSpec(&t.Template) }
+
+// DefaultPriorityClass: preemptionPolicy PreemptLowerPriority.
+func DefaultPriorityClass(pc *schedulingv1.PriorityClass) {
+	if pc.PreemptionPolicy == nil {
+		pc.PreemptionPolicy = ptr.To(corev1.PreemptLowerPriority)
 	}
-	return true
+}
+
+// DefaultFlowSchema: matchingPrecedence 1000.
+func DefaultFlowSchema(fs *flowcontrolv1.FlowSchema) {
+	if fs.Spec.MatchingPrecedence == 0 {
+		fs.Spec.MatchingPrecedence = 1000
+	}
 }
 
 // DefaultReplicationController: one replica; an empty selector and empty

@@ -9,7 +9,6 @@ import (
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -18,32 +17,16 @@ import (
 	"skiff.dev/apiserver/pkg/celpolicy"
 )
 
-// validatePolicyKinds validates ValidatingAdmissionPolicies and their
-// bindings; ok is false for other kinds.
-func validatePolicyKinds(obj, old runtime.Object) (field.ErrorList, bool) {
-	switch o := obj.(type) {
-	case *admissionregistrationv1.ValidatingAdmissionPolicy:
-		errs := ValidateValidatingAdmissionPolicy(o)
-		if old != nil {
-			p, ok := old.(*admissionregistrationv1.ValidatingAdmissionPolicy)
-			if !ok {
-				return field.ErrorList{field.InternalError(field.NewPath(""), fmt.Errorf("cannot validate an update of a %T to a %T", old, obj))}, true
-			}
-			errs = append(apimachineryvalidation.ValidateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), errs...)
-		}
-		return errs, true
-	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
-		errs := ValidateValidatingAdmissionPolicyBinding(o)
-		if old != nil {
-			p, ok := old.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
-			if !ok {
-				return field.ErrorList{field.InternalError(field.NewPath(""), fmt.Errorf("cannot validate an update of a %T to a %T", old, obj))}, true
-			}
-			errs = append(apimachineryvalidation.ValidateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), errs...)
-		}
-		return errs, true
-	}
-	return nil, false
+// ValidateValidatingAdmissionPolicyUpdate validates an update of a policy:
+// the metadata rules and the policy as on create.
+func ValidateValidatingAdmissionPolicyUpdate(o, p *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
+	return append(apimachineryvalidation.ValidateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateValidatingAdmissionPolicy(o)...)
+}
+
+// ValidateValidatingAdmissionPolicyBindingUpdate validates an update of a
+// binding: the metadata rules and the binding as on create.
+func ValidateValidatingAdmissionPolicyBindingUpdate(o, p *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
+	return append(apimachineryvalidation.ValidateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateValidatingAdmissionPolicyBinding(o)...)
 }
 
 var (

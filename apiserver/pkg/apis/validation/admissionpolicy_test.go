@@ -25,7 +25,7 @@ func validPolicy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 			Validations: []admissionregistrationv1.Validation{{Expression: "object.spec.replicas <= 5"}},
 		},
 	}
-	defaults.Default(p)
+	defaults.DefaultValidatingAdmissionPolicy(p)
 	return p
 }
 
@@ -93,7 +93,7 @@ func TestValidateValidatingAdmissionPolicy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := validPolicy()
 			tt.mutate(p)
-			errs := ValidateCreate(p)
+			errs := ValidateValidatingAdmissionPolicy(p)
 			wantError(t, errs, tt.wantField, tt.wantMsg)
 		})
 	}
@@ -139,8 +139,8 @@ func TestValidateValidatingAdmissionPolicyBinding(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := valid()
 			tt.mutate(b)
-			defaults.Default(b)
-			errs := ValidateCreate(b)
+			defaults.DefaultValidatingAdmissionPolicyBinding(b)
+			errs := ValidateValidatingAdmissionPolicyBinding(b)
 			wantError(t, errs, tt.wantField, tt.wantMsg)
 		})
 	}

@@ -187,3 +187,15 @@ func validateClientConfig(c *admissionregistrationv1.WebhookClientConfig, p *fie
 	}
 	return allErrs
 }
+
+// ValidateMutatingWebhookConfigurationUpdate validates an update: the
+// metadata rules and the configuration as on create.
+func ValidateMutatingWebhookConfigurationUpdate(o, p *admissionregistrationv1.MutatingWebhookConfiguration) field.ErrorList {
+	return append(validateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateMutatingWebhookConfiguration(o)...)
+}
+
+// ValidateValidatingWebhookConfigurationUpdate validates an update: the
+// metadata rules and the configuration as on create.
+func ValidateValidatingWebhookConfigurationUpdate(o, p *admissionregistrationv1.ValidatingWebhookConfiguration) field.ErrorList {
+	return append(validateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateValidatingWebhookConfiguration(o)...)
+}

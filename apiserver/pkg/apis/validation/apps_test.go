@@ -53,7 +53,7 @@ func TestValidateReplicaSetCreate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := validReplicaSet()
 			tc.mutate(rs)
-			checkErrs(t, ValidateCreate(rs), tc.want)
+			checkErrs(t, ValidateReplicaSet(rs), tc.want)
 		})
 	}
 }
@@ -61,7 +61,7 @@ func TestValidateReplicaSetCreate(t *testing.T) {
 func TestSelectorMismatchMessage(t *testing.T) {
 	rs := validReplicaSet()
 	rs.Spec.Template.Labels = map[string]string{"app": "other"}
-	e := errAt(ValidateCreate(rs), "spec.template.metadata.labels")
+	e := errAt(ValidateReplicaSet(rs), "spec.template.metadata.labels")
 	if e == nil || e.Detail != "`selector` does not match template `labels`" {
 		t.Fatalf("got %v", e)
 	}
@@ -88,7 +88,7 @@ func TestValidateReplicaSetUpdate(t *testing.T) {
 			old.ObjectMeta = storedMeta(old.ObjectMeta)
 			rs := old.DeepCopy()
 			tc.mutate(rs)
-			checkErrs(t, ValidateUpdate(rs, old), tc.want)
+			checkErrs(t, ValidateReplicaSetUpdate(rs, old), tc.want)
 		})
 	}
 }
@@ -131,7 +131,7 @@ func TestValidateDeploymentCreate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := validDeployment()
 			tc.mutate(d)
-			checkErrs(t, ValidateCreate(d), tc.want)
+			checkErrs(t, ValidateDeployment(d), tc.want)
 		})
 	}
 }
@@ -140,7 +140,7 @@ func TestMaxSurgeMessage(t *testing.T) {
 	d := validDeployment()
 	zero := intstr.FromInt32(0)
 	d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: &zero, MaxUnavailable: &zero}
-	e := errAt(ValidateCreate(d), "spec.strategy.rollingUpdate.maxUnavailable")
+	e := errAt(ValidateDeployment(d), "spec.strategy.rollingUpdate.maxUnavailable")
 	if e == nil || e.Detail != "may not be 0 when `maxSurge` is 0" {
 		t.Fatalf("got %v", e)
 	}
@@ -153,16 +153,16 @@ func TestValidateDeploymentUpdate(t *testing.T) {
 	d := old.DeepCopy()
 	d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
 	d.Spec.Replicas = ptr.To[int32](4)
-	checkErrs(t, ValidateUpdate(d, old), nil)
+	checkErrs(t, ValidateDeploymentUpdate(d, old), nil)
 
 	d = old.DeepCopy()
 	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "my-app", "v": "2"}}
 	d.Spec.Template.Labels = map[string]string{"app": "my-app", "v": "2"}
-	checkErrs(t, ValidateUpdate(d, old), []want{inv("spec.selector")})
+	checkErrs(t, ValidateDeploymentUpdate(d, old), []want{inv("spec.selector")})
 
 	d = old.DeepCopy()
 	d.ResourceVersion = ""
-	checkErrs(t, ValidateUpdate(d, old), []want{inv("metadata.resourceVersion")})
+	checkErrs(t, ValidateDeploymentUpdate(d, old), []want{inv("metadata.resourceVersion")})
 }
 
 func TestValidateScale(t *testing.T) {
@@ -179,7 +179,7 @@ func TestValidateScale(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			checkErrs(t, ValidateScale(tc.scale), tc.want)
-			checkErrs(t, ValidateCreate(tc.scale), tc.want)
+			checkErrs(t, ValidateScale(tc.scale), tc.want)
 		})
 	}
 	checkErrs(t, ValidateScale(nil), []want{req("[]")})

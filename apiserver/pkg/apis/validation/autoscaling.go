@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"skiff.dev/apiserver/pkg/apis/convert"
@@ -20,37 +19,29 @@ const (
 	maxHPAPeriodSeconds              = 1800
 )
 
-// validateAutoscaling validates HorizontalPodAutoscalers of both versions
-// (old is nil on create); ok is false for other kinds. An autoscaling/v1
-// object is validated as the autoscaling/v2 object it is stored as, so its
-// errors name the fields upstream's do (upstream validates its internal
-// type, which is v2's).
-func validateAutoscaling(obj, old runtime.Object) (field.ErrorList, bool) {
-	switch o := obj.(type) {
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		if old == nil {
-			return ValidateHorizontalPodAutoscaler(o), true
-		}
-		return sameKind(old, func(p *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
-			return ValidateHorizontalPodAutoscalerUpdate(o, p)
-		}), true
-	case *autoscalingv1.HorizontalPodAutoscaler:
-		cur, err := convert.HPAFromV1(o)
-		if err != nil {
-			return field.ErrorList{field.InternalError(field.NewPath(""), err)}, true
-		}
-		if old == nil {
-			return ValidateHorizontalPodAutoscaler(cur), true
-		}
-		return sameKind(old, func(p *autoscalingv1.HorizontalPodAutoscaler) field.ErrorList {
-			prev, err := convert.HPAFromV1(p)
-			if err != nil {
-				return field.ErrorList{field.InternalError(field.NewPath(""), err)}
-			}
-			return ValidateHorizontalPodAutoscalerUpdate(cur, prev)
-		}), true
+// ValidateHorizontalPodAutoscalerV1 validates an autoscaling/v1 HPA as the
+// autoscaling/v2 object it is stored as, so its errors name the fields
+// upstream's do (upstream validates its internal type, which is v2's).
+func ValidateHorizontalPodAutoscalerV1(o *autoscalingv1.HorizontalPodAutoscaler) field.ErrorList {
+	cur, err := convert.HPAFromV1(o)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath(""), err)}
 	}
-	return nil, false
+	return ValidateHorizontalPodAutoscaler(cur)
+}
+
+// ValidateHorizontalPodAutoscalerV1Update validates an update of an
+// autoscaling/v1 HPA as the update of the autoscaling/v2 objects.
+func ValidateHorizontalPodAutoscalerV1Update(o, p *autoscalingv1.HorizontalPodAutoscaler) field.ErrorList {
+	cur, err := convert.HPAFromV1(o)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath(""), err)}
+	}
+	prev, err := convert.HPAFromV1(p)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath(""), err)}
+	}
+	return ValidateHorizontalPodAutoscalerUpdate(cur, prev)
 }
 
 // ValidateHorizontalPodAutoscaler validates an HPA on create, as upstream's

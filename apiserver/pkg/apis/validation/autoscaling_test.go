@@ -83,7 +83,7 @@ func TestValidateHorizontalPodAutoscaler(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := validHPA()
 			tt.edit(h)
-			errs := ValidateCreate(h)
+			errs := ValidateHorizontalPodAutoscaler(h)
 			if len(errs) != len(tt.want) {
 				t.Fatalf("got %v, want %v", errs, tt.want)
 			}
@@ -106,7 +106,7 @@ func TestValidateHorizontalPodAutoscalerV1(t *testing.T) {
 			MinReplicas:    ptr.To[int32](4), MaxReplicas: 2, TargetCPUUtilizationPercentage: ptr.To[int32](-5),
 		},
 	}
-	errs := ValidateCreate(h)
+	errs := ValidateHorizontalPodAutoscalerV1(h)
 	got := map[string]bool{}
 	for _, e := range errs {
 		got[e.Field] = true
@@ -118,7 +118,7 @@ func TestValidateHorizontalPodAutoscalerV1(t *testing.T) {
 	old.Spec.MinReplicas, old.Spec.TargetCPUUtilizationPercentage = ptr.To[int32](1), nil
 	renamed := old.DeepCopy()
 	renamed.Name = "other"
-	if errs := ValidateUpdate(renamed, old); len(errs) != 1 || errs[0].Field != "metadata.name" {
+	if errs := ValidateHorizontalPodAutoscalerV1Update(renamed, old); len(errs) != 1 || errs[0].Field != "metadata.name" {
 		t.Errorf("rename: %v", errs)
 	}
 }

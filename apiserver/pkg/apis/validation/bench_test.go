@@ -55,12 +55,12 @@ func admittedPod() *corev1.Pod {
 }
 
 func benchValidate(b *testing.B, p *corev1.Pod) {
-	if errs := validation.ValidateCreate(p); len(errs) > 0 {
+	if errs := validation.ValidatePod(p); len(errs) > 0 {
 		b.Fatal(errs)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		validation.ValidateCreate(p)
+		validation.ValidatePod(p)
 	}
 }
 

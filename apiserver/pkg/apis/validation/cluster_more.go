@@ -676,3 +676,42 @@ func ValidatePriorityLevelConfiguration(p *flowcontrolv1.PriorityLevelConfigurat
 	}
 	return allErrs
 }
+
+// ValidateIngressUpdate validates an update of an Ingress: the metadata
+// rules and the Ingress as on create.
+func ValidateIngressUpdate(o, p *networkingv1.Ingress) field.ErrorList {
+	return append(validateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateIngress(o)...)
+}
+
+// ValidateNetworkPolicyUpdate validates an update of a NetworkPolicy: the
+// metadata rules and the policy as on create.
+func ValidateNetworkPolicyUpdate(o, p *networkingv1.NetworkPolicy) field.ErrorList {
+	return append(validateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateNetworkPolicy(o)...)
+}
+
+// ValidateCSINodeUpdate validates an update of a CSINode: the metadata
+// rules and the CSINode as on create.
+func ValidateCSINodeUpdate(o, p *storagev1.CSINode) field.ErrorList {
+	return append(validateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateCSINode(o)...)
+}
+
+// ValidateCSIStorageCapacityUpdate validates an update of a
+// CSIStorageCapacity: the metadata rules, the object as on create, and
+// storageClassName and nodeTopology unchanged.
+func ValidateCSIStorageCapacityUpdate(o, p *storagev1.CSIStorageCapacity) field.ErrorList {
+	errs := append(validateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateCSIStorageCapacity(o)...)
+	errs = append(errs, validateImmutableField(o.StorageClassName, p.StorageClassName, field.NewPath("storageClassName"))...)
+	return append(errs, validateImmutableField(o.NodeTopology, p.NodeTopology, field.NewPath("nodeTopology"))...)
+}
+
+// ValidateFlowSchemaUpdate validates an update of a FlowSchema: the
+// metadata rules and the FlowSchema as on create.
+func ValidateFlowSchemaUpdate(o, p *flowcontrolv1.FlowSchema) field.ErrorList {
+	return append(validateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateFlowSchema(o)...)
+}
+
+// ValidatePriorityLevelConfigurationUpdate validates an update of a
+// PriorityLevelConfiguration: the metadata rules and the object as on create.
+func ValidatePriorityLevelConfigurationUpdate(o, p *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
+	return append(validateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidatePriorityLevelConfiguration(o)...)
+}

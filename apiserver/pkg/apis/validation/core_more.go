@@ -461,3 +461,9 @@ func ValidatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim)
 	}
 	return allErrs
 }
+
+// ValidateLimitRangeUpdate validates an update of a LimitRange: the
+// metadata rules and the LimitRange as on create.
+func ValidateLimitRangeUpdate(o, p *corev1.LimitRange) field.ErrorList {
+	return append(validateObjectMetaUpdate(&o.ObjectMeta, &p.ObjectMeta, metadataPath), ValidateLimitRange(o)...)
+}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"skiff.dev/apiserver/pkg/apis/defaults"
 )
 
 func TestValidateNamespace(t *testing.T) {
@@ -16,7 +17,7 @@ func TestValidateNamespace(t *testing.T) {
 		ns   *corev1.Namespace
 		want []want
 	}{
-		{name: "valid", ns: defaulted(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})},
+		{name: "valid", ns: defaulted(defaults.DefaultNamespace, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})},
 		{name: "subdomain is not a label", ns: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team.a"}}, want: []want{inv("metadata.name")}},
 		{name: "upper case", ns: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "Team"}}, want: []want{inv("metadata.name")}},
 		{name: "namespace set", ns: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "b"}}, want: []want{forb("metadata.namespace")}},
@@ -27,17 +28,17 @@ func TestValidateNamespace(t *testing.T) {
 			want: []want{inv("metadata.finalizers")}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { checkErrs(t, ValidateCreate(tc.ns), tc.want) })
+		t.Run(tc.name, func(t *testing.T) { checkErrs(t, ValidateNamespace(tc.ns), tc.want) })
 	}
 
 	old := &corev1.Namespace{ObjectMeta: storedMeta(metav1.ObjectMeta{Name: "a"})}
 	old.Namespace = ""
 	renamed := old.DeepCopy()
 	renamed.Name = "b"
-	checkErrs(t, ValidateUpdate(renamed, old), []want{inv("metadata.name")})
+	checkErrs(t, ValidateNamespaceUpdate(renamed, old), []want{inv("metadata.name")})
 	relabeled := old.DeepCopy()
 	relabeled.Labels = map[string]string{"team": "a"}
-	checkErrs(t, ValidateUpdate(relabeled, old), nil)
+	checkErrs(t, ValidateNamespaceUpdate(relabeled, old), nil)
 
 	active := old.DeepCopy()
 	active.Status.Phase = corev1.NamespaceActive
@@ -47,7 +48,7 @@ func TestValidateNamespace(t *testing.T) {
 }
 
 func validNode() *corev1.Node {
-	return defaulted(&corev1.Node{
+	return defaulted(defaults.DefaultNode, &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "node-1"},
 		Spec:       corev1.NodeSpec{PodCIDR: "10.244.0.0/24"},
 		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{
@@ -88,7 +89,7 @@ func TestValidateNode(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := validNode()
 			tc.mutate(n)
-			checkErrs(t, ValidateCreate(n), tc.want)
+			checkErrs(t, ValidateNode(n), tc.want)
 		})
 	}
 }
@@ -120,7 +121,7 @@ func TestValidateNodeUpdate(t *testing.T) {
 			old.Spec.ProviderID = "skiff://node-1"
 			n := old.DeepCopy()
 			tc.mutate(n)
-			checkErrs(t, ValidateUpdate(n, old), tc.want)
+			checkErrs(t, ValidateNodeUpdate(n, old), tc.want)
 		})
 	}
 	// A pod CIDR may be set once.
@@ -130,7 +131,7 @@ func TestValidateNodeUpdate(t *testing.T) {
 	old.Spec.PodCIDR, old.Spec.PodCIDRs = "", nil
 	n := old.DeepCopy()
 	n.Spec.PodCIDR = "10.244.1.0/24"
-	checkErrs(t, ValidateUpdate(n, old), nil)
+	checkErrs(t, ValidateNodeUpdate(n, old), nil)
 }
 
 func TestValidateConfigMap(t *testing.T) {
@@ -139,7 +140,7 @@ func TestValidateConfigMap(t *testing.T) {
 		cm   *corev1.ConfigMap
 		want []want
 	}{
-		{name: "valid", cm: defaulted(&corev1.ConfigMap{ObjectMeta: meta("cfg"), Data: map[string]string{"app.yaml": "x"}, BinaryData: map[string][]byte{"logo.png": {1}}})},
+		{name: "valid", cm: defaulted(defaults.DefaultConfigMap, &corev1.ConfigMap{ObjectMeta: meta("cfg"), Data: map[string]string{"app.yaml": "x"}, BinaryData: map[string][]byte{"logo.png": {1}}})},
 		{name: "bad key", cm: &corev1.ConfigMap{ObjectMeta: meta("cfg"), Data: map[string]string{"a b": "x"}}, want: []want{inv("data[a b]")}},
 		{name: "dot-dot key", cm: &corev1.ConfigMap{ObjectMeta: meta("cfg"), Data: map[string]string{"..x": "x"}}, want: []want{inv("data[..x]")}},
 		{name: "bad binary key", cm: &corev1.ConfigMap{ObjectMeta: meta("cfg"), BinaryData: map[string][]byte{"a/b": {1}}}, want: []want{inv("binaryData[a/b]")}},
@@ -150,25 +151,25 @@ func TestValidateConfigMap(t *testing.T) {
 		{name: "bad name", cm: &corev1.ConfigMap{ObjectMeta: meta("Cfg")}, want: []want{inv("metadata.name")}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { checkErrs(t, ValidateCreate(tc.cm), tc.want) })
+		t.Run(tc.name, func(t *testing.T) { checkErrs(t, ValidateConfigMap(tc.cm), tc.want) })
 	}
 
 	old := &corev1.ConfigMap{ObjectMeta: storedMeta(meta("cfg")), Data: map[string]string{"k": "v"}, Immutable: ptr.To(true)}
 	changed := old.DeepCopy()
 	changed.Data["k"] = "w"
-	checkErrs(t, ValidateUpdate(changed, old), []want{forb("data")})
+	checkErrs(t, ValidateConfigMapUpdate(changed, old), []want{forb("data")})
 	mutable := old.DeepCopy()
 	mutable.Immutable = ptr.To(false)
-	checkErrs(t, ValidateUpdate(mutable, old), []want{forb("immutable")})
+	checkErrs(t, ValidateConfigMapUpdate(mutable, old), []want{forb("immutable")})
 	relabeled := old.DeepCopy()
 	relabeled.Labels = map[string]string{"a": "b"}
-	checkErrs(t, ValidateUpdate(relabeled, old), nil)
+	checkErrs(t, ValidateConfigMapUpdate(relabeled, old), nil)
 
 	editable := &corev1.ConfigMap{ObjectMeta: storedMeta(meta("cfg")), Data: map[string]string{"k": "v"}}
 	edited := editable.DeepCopy()
 	edited.Data["k"] = "w"
 	edited.Immutable = ptr.To(true)
-	checkErrs(t, ValidateUpdate(edited, editable), nil)
+	checkErrs(t, ValidateConfigMapUpdate(edited, editable), nil)
 }
 
 func TestValidateSecret(t *testing.T) {
@@ -177,7 +178,7 @@ func TestValidateSecret(t *testing.T) {
 		s    *corev1.Secret
 		want []want
 	}{
-		{name: "valid opaque", s: defaulted(&corev1.Secret{ObjectMeta: meta("s"), Data: map[string][]byte{"password": []byte("x")}})},
+		{name: "valid opaque", s: defaulted(defaults.DefaultSecret, &corev1.Secret{ObjectMeta: meta("s"), Data: map[string][]byte{"password": []byte("x")}})},
 		{name: "bad key", s: &corev1.Secret{ObjectMeta: meta("s"), Data: map[string][]byte{"pass word": nil}}, want: []want{inv("data[pass word]")}},
 		{name: "bad key in stringData", s: &corev1.Secret{ObjectMeta: meta("s"), StringData: map[string]string{"a/b": "x"}}, want: []want{inv("data[a/b]")}},
 		{name: "too large", s: &corev1.Secret{ObjectMeta: meta("s"), Data: map[string][]byte{"k": make([]byte, corev1.MaxSecretSize+1)}}, want: []want{long("data")}},
@@ -198,29 +199,29 @@ func TestValidateSecret(t *testing.T) {
 		{name: "custom type", s: &corev1.Secret{ObjectMeta: meta("s"), Type: "example.com/custom"}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { checkErrs(t, ValidateCreate(tc.s), tc.want) })
+		t.Run(tc.name, func(t *testing.T) { checkErrs(t, ValidateSecret(tc.s), tc.want) })
 	}
 
 	old := &corev1.Secret{ObjectMeta: storedMeta(meta("s")), Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"k": []byte("v")}, Immutable: ptr.To(true)}
 	retyped := old.DeepCopy()
 	retyped.Type = corev1.SecretTypeBasicAuth
 	retyped.Data["username"] = []byte("u")
-	checkErrs(t, ValidateUpdate(retyped, old), []want{inv("type"), forb("data")})
+	checkErrs(t, ValidateSecretUpdate(retyped, old), []want{inv("type"), forb("data")})
 	changed := old.DeepCopy()
 	changed.Data["k"] = []byte("w")
-	checkErrs(t, ValidateUpdate(changed, old), []want{forb("data")})
+	checkErrs(t, ValidateSecretUpdate(changed, old), []want{forb("data")})
 	unchanged := old.DeepCopy()
-	checkErrs(t, ValidateUpdate(unchanged, old), nil)
+	checkErrs(t, ValidateSecretUpdate(unchanged, old), nil)
 }
 
 func TestValidateServiceAccount(t *testing.T) {
-	checkErrs(t, ValidateCreate(&corev1.ServiceAccount{ObjectMeta: meta("builder")}), nil)
-	checkErrs(t, ValidateCreate(&corev1.ServiceAccount{ObjectMeta: meta("Builder")}), []want{inv("metadata.name")})
-	checkErrs(t, ValidateCreate(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}), []want{req("metadata.namespace")})
+	checkErrs(t, ValidateServiceAccount(&corev1.ServiceAccount{ObjectMeta: meta("builder")}), nil)
+	checkErrs(t, ValidateServiceAccount(&corev1.ServiceAccount{ObjectMeta: meta("Builder")}), []want{inv("metadata.name")})
+	checkErrs(t, ValidateServiceAccount(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}), []want{req("metadata.namespace")})
 	old := &corev1.ServiceAccount{ObjectMeta: storedMeta(meta("builder"))}
 	renamed := old.DeepCopy()
 	renamed.Name = "other"
-	checkErrs(t, ValidateUpdate(renamed, old), []want{inv("metadata.name")})
+	checkErrs(t, ValidateServiceAccountUpdate(renamed, old), []want{inv("metadata.name")})
 }
 
 func TestValidateEvent(t *testing.T) {
@@ -258,8 +259,8 @@ func TestValidateEvent(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkErrs(t, ValidateCreate(tc.ev), tc.want)
-			checkErrs(t, ValidateUpdate(tc.ev, tc.ev.DeepCopy()), tc.want)
+			checkErrs(t, ValidateEvent(tc.ev), tc.want)
+			checkErrs(t, ValidateEventUpdate(tc.ev, tc.ev.DeepCopy()), tc.want)
 		})
 	}
 }

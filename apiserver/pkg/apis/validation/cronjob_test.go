@@ -19,7 +19,7 @@ func cronJobFor(schedule string, timeZone *string) *batchv1.CronJob {
 		JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "i"}}}}}},
 	}}
-	defaults.Default(cj)
+	defaults.DefaultCronJob(cj)
 	return cj
 }
 

@@ -12,8 +12,9 @@
 // upstream reports, quirks included (for example "metadata.taints" for a
 // node's taints, or "spec.LoadBalancerSourceRanges").
 //
-// Walkthrough: ValidateCreate and ValidateUpdate switch on the object's type
-// and call the per-kind function (ValidatePod, ValidateReplicaSetUpdate, ...).
+// Walkthrough: each kind's registry package (pkg/registry/<group>/<kind>)
+// names its per-kind functions here (ValidatePod, ValidateReplicaSetUpdate,
+// ...) in its strategy; no function of this package switches on the kind.
 // Every per-kind function starts with the object meta rules (name format per
 // kind, namespace, labels, annotations, owner references, finalizers; on
 // update the immutable meta fields), then checks the spec. Validation expects

@@ -63,9 +63,10 @@ func meta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: "default"}
 }
 
-// defaulted defaults obj as the API server would before validating it.
-func defaulted[T runtime.Object](obj T) T {
-	defaults.Default(obj)
+// defaulted defaults obj with its kind's defaulting, as the API server
+// would before validating it.
+func defaulted[T runtime.Object](defaultKind func(T), obj T) T {
+	defaultKind(obj)
 	return obj
 }
 
@@ -77,7 +78,7 @@ func storedMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 }
 
 func validPod() *corev1.Pod {
-	return defaulted(&corev1.Pod{
+	return defaulted(defaults.DefaultPod, &corev1.Pod{
 		ObjectMeta: meta("web"),
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
@@ -91,7 +92,7 @@ func validPod() *corev1.Pod {
 
 func validReplicaSet() *appsv1.ReplicaSet {
 	two := int32(2)
-	return defaulted(&appsv1.ReplicaSet{
+	return defaulted(defaults.DefaultReplicaSet, &appsv1.ReplicaSet{
 		ObjectMeta: meta("my-replicaset"),
 		Spec: appsv1.ReplicaSetSpec{
 			Replicas: &two,
@@ -109,7 +110,7 @@ func validReplicaSet() *appsv1.ReplicaSet {
 
 func validDeployment() *appsv1.Deployment {
 	rs := validReplicaSet()
-	return defaulted(&appsv1.Deployment{
+	return defaulted(defaults.DefaultDeployment, &appsv1.Deployment{
 		ObjectMeta: meta("web"),
 		Spec: appsv1.DeploymentSpec{
 			Selector: rs.Spec.Selector,

@@ -8,11 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"skiff.dev/apiserver/pkg/apis/defaults"
 )
 
 // validJob is a defaulted Job with a generated-style selector.
 func validJob() *batchv1.Job {
-	return defaulted(&batchv1.Job{
+	return defaulted(defaults.DefaultJob, &batchv1.Job{
 		ObjectMeta: meta("my-job"),
 		Spec: batchv1.JobSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "u1"}},
@@ -167,7 +168,7 @@ func TestValidateJobSpec(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := validJob()
 			tc.mutate(j)
-			checkErrs(t, ValidateCreate(j), tc.want)
+			checkErrs(t, ValidateJob(j), tc.want)
 		})
 	}
 }
@@ -236,7 +237,7 @@ func TestValidateJobUpdate(t *testing.T) {
 			}
 			j := old.DeepCopy()
 			tc.mutate(j)
-			checkErrs(t, ValidateUpdate(j, old), tc.want)
+			checkErrs(t, ValidateJobUpdate(j, old), tc.want)
 		})
 	}
 }

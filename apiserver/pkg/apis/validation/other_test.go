@@ -9,6 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"skiff.dev/apiserver/pkg/apis/defaults"
 )
 
 func TestValidateLease(t *testing.T) {
@@ -46,17 +47,17 @@ func TestValidateLease(t *testing.T) {
 				},
 			}
 			tc.mutate(l)
-			checkErrs(t, ValidateCreate(l), tc.want)
+			checkErrs(t, ValidateLease(l), tc.want)
 			old := l.DeepCopy()
 			old.ResourceVersion = "1"
 			updated := old.DeepCopy()
-			checkErrs(t, ValidateUpdate(updated, old), tc.want)
+			checkErrs(t, ValidateLeaseUpdate(updated, old), tc.want)
 		})
 	}
 }
 
 func validSlice() *discoveryv1.EndpointSlice {
-	return defaulted(&discoveryv1.EndpointSlice{
+	return defaulted(defaults.DefaultEndpointSlice, &discoveryv1.EndpointSlice{
 		ObjectMeta:  meta("web-abcde"),
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints: []discoveryv1.Endpoint{{
@@ -107,7 +108,7 @@ func TestValidateEndpointSlice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := validSlice()
 			tc.mutate(s)
-			checkErrs(t, ValidateCreate(s), tc.want)
+			checkErrs(t, ValidateEndpointSlice(s), tc.want)
 		})
 	}
 	old := validSlice()
@@ -115,7 +116,7 @@ func TestValidateEndpointSlice(t *testing.T) {
 	s := old.DeepCopy()
 	s.AddressType = discoveryv1.AddressTypeIPv6
 	s.Endpoints[0].Addresses[0] = "fd00::5"
-	checkErrs(t, ValidateUpdate(s, old), []want{inv("addressType")})
+	checkErrs(t, ValidateEndpointSliceUpdate(s, old), []want{inv("addressType")})
 }
 
 func TestValidateRoles(t *testing.T) {
@@ -137,7 +138,7 @@ func TestValidateRoles(t *testing.T) {
 		{name: "missing namespace", role: &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "r"}}, want: []want{req("metadata.namespace")}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { checkErrs(t, ValidateCreate(tc.role), tc.want) })
+		t.Run(tc.name, func(t *testing.T) { checkErrs(t, ValidateRole(tc.role), tc.want) })
 	}
 
 	clusterTests := []struct {
@@ -153,21 +154,21 @@ func TestValidateRoles(t *testing.T) {
 			want: []want{req("aggregationRule.clusterRoleSelectors")}},
 	}
 	for _, tc := range clusterTests {
-		t.Run("cluster "+tc.name, func(t *testing.T) { checkErrs(t, ValidateCreate(tc.role), tc.want) })
+		t.Run("cluster "+tc.name, func(t *testing.T) { checkErrs(t, ValidateClusterRole(tc.role), tc.want) })
 	}
 
 	old := &rbacv1.Role{ObjectMeta: storedMeta(meta("pod-reader")), Rules: []rbacv1.PolicyRule{podReader}}
 	updated := old.DeepCopy()
 	updated.Rules[0].Verbs = append(updated.Rules[0].Verbs, "watch")
-	checkErrs(t, ValidateUpdate(updated, old), nil)
+	checkErrs(t, ValidateRoleUpdate(updated, old), nil)
 	renamed := old.DeepCopy()
 	renamed.Name = "other"
-	checkErrs(t, ValidateUpdate(renamed, old), []want{inv("metadata.name")})
+	checkErrs(t, ValidateRoleUpdate(renamed, old), []want{inv("metadata.name")})
 }
 
 func TestValidateBindings(t *testing.T) {
 	valid := func() *rbacv1.RoleBinding {
-		return defaulted(&rbacv1.RoleBinding{
+		return defaulted(defaults.DefaultRoleBinding, &rbacv1.RoleBinding{
 			ObjectMeta: meta("read-pods"),
 			RoleRef:    rbacv1.RoleRef{Kind: "Role", Name: "pod-reader"},
 			Subjects: []rbacv1.Subject{
@@ -195,7 +196,7 @@ func TestValidateBindings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rb := valid()
 			tc.mutate(rb)
-			checkErrs(t, ValidateCreate(rb), tc.want)
+			checkErrs(t, ValidateRoleBinding(rb), tc.want)
 		})
 	}
 
@@ -203,21 +204,21 @@ func TestValidateBindings(t *testing.T) {
 	old.ObjectMeta = storedMeta(old.ObjectMeta)
 	changedRef := old.DeepCopy()
 	changedRef.RoleRef.Name = "admin"
-	checkErrs(t, ValidateUpdate(changedRef, old), []want{inv("roleRef")})
+	checkErrs(t, ValidateRoleBindingUpdate(changedRef, old), []want{inv("roleRef")})
 	moreSubjects := old.DeepCopy()
 	moreSubjects.Subjects = append(moreSubjects.Subjects, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "devs"})
-	checkErrs(t, ValidateUpdate(moreSubjects, old), nil)
+	checkErrs(t, ValidateRoleBindingUpdate(moreSubjects, old), nil)
 
-	crb := defaulted(&rbacv1.ClusterRoleBinding{
+	crb := defaulted(defaults.DefaultClusterRoleBinding, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "admins"},
 		RoleRef:    rbacv1.RoleRef{Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "builder"}},
 	})
-	checkErrs(t, ValidateCreate(crb), []want{req("subjects[0].namespace")})
+	checkErrs(t, ValidateClusterRoleBinding(crb), []want{req("subjects[0].namespace")})
 	crb.Subjects[0].Namespace = "ci"
-	checkErrs(t, ValidateCreate(crb), nil)
+	checkErrs(t, ValidateClusterRoleBinding(crb), nil)
 	crb.RoleRef.Kind = "Role"
-	checkErrs(t, ValidateCreate(crb), []want{nsup("roleRef.kind")})
+	checkErrs(t, ValidateClusterRoleBinding(crb), []want{nsup("roleRef.kind")})
 
 	oldCRB := crb.DeepCopy()
 	oldCRB.RoleRef.Kind = "ClusterRole"
@@ -225,5 +226,5 @@ func TestValidateBindings(t *testing.T) {
 	oldCRB.Namespace = ""
 	newCRB := oldCRB.DeepCopy()
 	newCRB.RoleRef.Name = "view"
-	checkErrs(t, ValidateUpdate(newCRB, oldCRB), []want{inv("roleRef")})
+	checkErrs(t, ValidateClusterRoleBindingUpdate(newCRB, oldCRB), []want{inv("roleRef")})
 }

@@ -277,7 +277,7 @@ func TestValidatePodCreate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := validPod()
 			tc.mutate(p)
-			checkErrs(t, ValidateCreate(p), tc.want)
+			checkErrs(t, ValidatePod(p), tc.want)
 		})
 	}
 }
@@ -325,7 +325,7 @@ func TestValidatePodUpdate(t *testing.T) {
 			}
 			p := old.DeepCopy()
 			tc.mutate(p)
-			checkErrs(t, ValidateUpdate(p, old), tc.want)
+			checkErrs(t, ValidatePodUpdate(p, old), tc.want)
 		})
 	}
 }
@@ -370,7 +370,7 @@ func TestPodDeprecatedServiceAccountAlias(t *testing.T) {
 		DefaultMode: ptr.To[int32](0644),
 		Sources:     []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3600)}}},
 	}}}}
-	checkErrs(t, ValidateCreate(p), nil)
+	checkErrs(t, ValidatePod(p), nil)
 }
 
 func TestPodRatchetingOnUpdate(t *testing.T) {
@@ -380,5 +380,5 @@ func TestPodRatchetingOnUpdate(t *testing.T) {
 	p := old.DeepCopy()
 	// An invalid value already stored stays acceptable.
 	checkErrs(t, ValidatePodUpdate(p, old), nil)
-	checkErrs(t, ValidateCreate(p), []want{inv("metadata.annotations[controller.kubernetes.io/pod-deletion-cost]")})
+	checkErrs(t, ValidatePod(p), []want{inv("metadata.annotations[controller.kubernetes.io/pod-deletion-cost]")})
 }

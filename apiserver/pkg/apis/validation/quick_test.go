@@ -160,10 +160,10 @@ func init() {
 // validateBoth validates p with and without the quick checks.
 func validateBoth(p *corev1.Pod) (quick, full field.ErrorList) {
 	quickChecks = true
-	quick = ValidateCreate(p.DeepCopy())
+	quick = ValidatePod(p.DeepCopy())
 	quickChecks = false
 	defer func() { quickChecks = true }()
-	full = ValidateCreate(p.DeepCopy())
+	full = ValidatePod(p.DeepCopy())
 	return quick, full
 }
 
@@ -172,7 +172,7 @@ func validateBoth(p *corev1.Pod) (quick, full field.ErrorList) {
 // and for every mutation of it, alone and three at a time.
 func TestQuickChecksAgreeWithValidators(t *testing.T) {
 	p := quickPod()
-	if errs := ValidateCreate(p); len(errs) > 0 {
+	if errs := ValidatePod(p); len(errs) > 0 {
 		t.Fatalf("the base pod is invalid: %v", errs)
 	}
 	for i := range p.Spec.Volumes[:2] {

@@ -6,10 +6,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"skiff.dev/apiserver/pkg/apis/defaults"
 )
 
 func validService() *corev1.Service {
-	return defaulted(&corev1.Service{
+	return defaulted(defaults.DefaultService, &corev1.Service{
 		ObjectMeta: meta("web"),
 		Spec: corev1.ServiceSpec{
 			Selector:   map[string]string{"app": "web"},
@@ -97,7 +98,7 @@ func TestValidateServiceCreate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := validService()
 			tc.mutate(s)
-			checkErrs(t, ValidateCreate(s), tc.want)
+			checkErrs(t, ValidateService(s), tc.want)
 		})
 	}
 }
@@ -127,14 +128,14 @@ func TestValidateServiceUpdate(t *testing.T) {
 			old.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
 			s := old.DeepCopy()
 			tc.mutate(s)
-			checkErrs(t, ValidateUpdate(s, old), tc.want)
+			checkErrs(t, ValidateServiceUpdate(s, old), tc.want)
 		})
 	}
 }
 
 func TestValidateEndpoints(t *testing.T) {
 	valid := func() *corev1.Endpoints {
-		return defaulted(&corev1.Endpoints{
+		return defaulted(defaults.DefaultEndpoints, &corev1.Endpoints{
 			ObjectMeta: meta("web"),
 			Subsets: []corev1.EndpointSubset{{
 				Addresses: []corev1.EndpointAddress{{IP: "10.244.0.5", NodeName: ptr.To("node-1")}},
@@ -163,12 +164,12 @@ func TestValidateEndpoints(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := valid()
 			tc.mutate(e)
-			checkErrs(t, ValidateCreate(e), tc.want)
+			checkErrs(t, ValidateEndpoints(e), tc.want)
 		})
 	}
 	old := valid()
 	old.ObjectMeta = storedMeta(old.ObjectMeta)
 	renamed := old.DeepCopy()
 	renamed.Name = "other"
-	checkErrs(t, ValidateUpdate(renamed, old), []want{inv("metadata.name")})
+	checkErrs(t, ValidateEndpointsUpdate(renamed, old), []want{inv("metadata.name")})
 }

@@ -29,7 +29,7 @@ func TestStatefulSetMountsClaimTemplates(t *testing.T) {
 						Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}},
 			},
 		}
-		defaults.Default(s)
+		defaults.DefaultStatefulSet(s)
 		return s
 	}
 	if errs := ValidateStatefulSet(set("data")); len(errs) > 0 {

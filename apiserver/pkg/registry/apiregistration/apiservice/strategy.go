@@ -1,0 +1,18 @@
+// Package apiservice holds the APIService kind's strategies and defaults.
+package apiservice
+
+import (
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	"skiff.dev/apiserver/pkg/apis/validation"
+	"skiff.dev/apiserver/pkg/registry/rest"
+)
+
+// Strategy is the APIService's main endpoint; StatusStrategy its status.
+// Both take conditional updates only.
+var (
+	Strategy       = rest.Main(rest.ConditionalUpdate, rest.Validation(validation.ValidateAPIService, validation.ValidateAPIServiceUpdate))
+	StatusStrategy = rest.Status(rest.ConditionalUpdate, rest.Validation(validation.ValidateAPIService, validation.ValidateAPIServiceUpdate))
+)
+
+// Default applies the kube-aggregator's v1 defaults to an APIService.
+var Default = rest.Defaults(apiregistrationv1.SetObjectDefaults_APIService)

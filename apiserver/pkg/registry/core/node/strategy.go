@@ -1,0 +1,34 @@
+// Package node holds the Node kind's strategies, defaults and selectable
+// fields.
+package node
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"skiff.dev/apiserver/pkg/apis/defaults"
+	"skiff.dev/apiserver/pkg/apis/validation"
+	"skiff.dev/apiserver/pkg/registry/rest"
+)
+
+// Strategy is the Node's main endpoint: a kubelet registers its Node with
+// its status. StatusStrategy is its status.
+var (
+	Strategy       = rest.Main(rest.WithStatusOnCreate, rest.Validation(validation.ValidateNode, validation.ValidateNodeUpdate))
+	StatusStrategy = rest.Status(rest.Validation(validation.ValidateNode, validation.ValidateNodeUpdate))
+)
+
+// Default applies upstream's v1 defaults to a Node.
+var Default = rest.Defaults(defaults.DefaultNode)
+
+// Fields are a Node's selectable fields.
+func Fields(obj runtime.Object) fields.Set {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return nil
+	}
+	return fields.Set{"spec.unschedulable": strconv.FormatBool(n.Spec.Unschedulable)}
+}

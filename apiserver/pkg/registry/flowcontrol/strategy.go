@@ -1,0 +1,30 @@
+// Package flowcontrol holds the strategies and defaults of the API priority
+// and fairness kinds: FlowSchema and PriorityLevelConfiguration.
+package flowcontrol
+
+import (
+	"skiff.dev/apiserver/pkg/apis/defaults"
+	"skiff.dev/apiserver/pkg/apis/validation"
+	"skiff.dev/apiserver/pkg/registry/rest"
+)
+
+// FlowSchemaStrategy is the FlowSchema's main endpoint; FlowSchemaStatusStrategy its status.
+var (
+	FlowSchemaStrategy       = rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateFlowSchema, validation.ValidateFlowSchemaUpdate))
+	FlowSchemaStatusStrategy = rest.Status(rest.Validation(validation.ValidateFlowSchema, validation.ValidateFlowSchemaUpdate))
+)
+
+// DefaultFlowSchema applies upstream's v1 defaults to a FlowSchema.
+var DefaultFlowSchema = rest.Defaults(defaults.DefaultFlowSchema)
+
+// PriorityLevelStrategy is the PriorityLevelConfiguration's main endpoint;
+// PriorityLevelStatusStrategy its status.
+var (
+	PriorityLevelStrategy = rest.Main(rest.WithGeneration,
+		rest.Validation(validation.ValidatePriorityLevelConfiguration, validation.ValidatePriorityLevelConfigurationUpdate))
+	PriorityLevelStatusStrategy = rest.Status(
+		rest.Validation(validation.ValidatePriorityLevelConfiguration, validation.ValidatePriorityLevelConfigurationUpdate))
+)
+
+// DefaultPriorityLevel applies upstream's v1 defaults to a PriorityLevelConfiguration.
+var DefaultPriorityLevel = rest.Defaults(defaults.DefaultPriorityLevelConfiguration)
