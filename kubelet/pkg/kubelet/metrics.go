@@ -19,8 +19,11 @@ type Metrics struct {
 	// PodStartSLIDuration is upstream's pod start SLI: from the pod's
 	// creation to all its containers running, image pulls excluded.
 	PodStartSLIDuration prometheus.Histogram
-	RuntimeOperations   *prometheus.HistogramVec
-	RuntimeErrors       *prometheus.CounterVec
+	// ImagePullDuration is upstream's kubelet_image_pull_duration_seconds:
+	// successful pulls, by the image's size bucket.
+	ImagePullDuration *prometheus.HistogramVec
+	RuntimeOperations *prometheus.HistogramVec
+	RuntimeErrors     *prometheus.CounterVec
 	// PLEG are upstream's kubelet_pleg_* metrics.
 	PLEG *pleg.Metrics
 }
@@ -38,6 +41,11 @@ func NewMetrics(reg prometheus.Registerer, running func() int) *Metrics {
 			Help:    "Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch",
 			Buckets: []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600},
 		}),
+		ImagePullDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "kubelet", Name: "image_pull_duration_seconds",
+			Help:    "Duration in seconds to pull an image.",
+			Buckets: []float64{1, 5, 10, 20, 30, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600},
+		}, []string{"image_size_in_bytes"}),
 		RuntimeOperations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Subsystem: "kubelet", Name: "runtime_operations_duration_seconds",
 			Help:    "Duration in seconds of runtime operations. Broken down by operation type.",
@@ -48,7 +56,7 @@ func NewMetrics(reg prometheus.Registerer, running func() int) *Metrics {
 			Help: "Cumulative number of runtime operation errors by operation type.",
 		}, []string{"operation_type"}),
 	}
-	reg.MustRegister(m.PodStartDuration, m.PodStartSLIDuration, m.RuntimeOperations, m.RuntimeErrors,
+	reg.MustRegister(m.PodStartDuration, m.PodStartSLIDuration, m.ImagePullDuration, m.RuntimeOperations, m.RuntimeErrors,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Subsystem: "kubelet", Name: "running_pods",
 			Help: "Number of pods that have a running pod sandbox",
@@ -79,8 +87,18 @@ func (i *instrumented) GetImage(ctx context.Context, ref string) (img pod.Image,
 }
 
 func (i *instrumented) PullImage(ctx context.Context, ref string, creds []images.Credential) (img pod.Image, err error) {
-	defer func(t time.Time) { i.observe("pull_image", t, err) }(time.Now())
-	return i.rt.PullImage(ctx, ref, creds)
+	start := time.Now()
+	defer func() { i.observe("pull_image", start, err) }()
+	img, err = i.rt.PullImage(ctx, ref, creds)
+	if err == nil {
+		took := time.Since(start)
+		if sz, ok := i.rt.(imageSizer); ok {
+			if n, serr := sz.ImageSize(ctx, ref); serr == nil {
+				i.m.ImagePullDuration.WithLabelValues(ImageSizeBucket(uint64(n))).Observe(took.Seconds())
+			}
+		}
+	}
+	return img, err
 }
 
 func (i *instrumented) CreateContainer(ctx context.Context, s pod.ContainerSpec) (err error) {
@@ -111,4 +129,32 @@ func (i *instrumented) Exec(ctx context.Context, id string, cmd []string, timeou
 func (i *instrumented) ListContainers(ctx context.Context, podUID types.UID) (cs []pod.Container, err error) {
 	defer func(t time.Time) { i.observe("list_containers", t, err) }(time.Now())
 	return i.rt.ListContainers(ctx, podUID)
+}
+
+// imageSizer is a runtime that tells a local image's size (the containerd
+// runtime).
+type imageSizer interface {
+	ImageSize(ctx context.Context, ref string) (int64, error)
+}
+
+// imageSizeBuckets are upstream's labels of kubelet_image_pull_duration_seconds
+// by the lower bound of each.
+var imageSizeBuckets = []struct {
+	from  uint64
+	label string
+}{
+	{0, "0-10MB"}, {10 << 20, "10MB-100MB"}, {100 << 20, "100MB-500MB"}, {500 << 20, "500MB-1GB"},
+	{1 << 30, "1GB-5GB"}, {5 << 30, "5GB-10GB"}, {10 << 30, "10GB-20GB"}, {20 << 30, "20GB-30GB"},
+	{30 << 30, "30GB-40GB"}, {40 << 30, "40GB-60GB"}, {60 << 30, "60GB-100GB"}, {100 << 30, "GT100GB"},
+}
+
+// ImageSizeBucket is the image_size_in_bytes label of an image of n bytes.
+func ImageSizeBucket(n uint64) string {
+	label := imageSizeBuckets[0].label
+	for _, b := range imageSizeBuckets {
+		if n >= b.from {
+			label = b.label
+		}
+	}
+	return label
 }
