@@ -24,6 +24,7 @@ import (
 	"github.com/distribution/reference"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"skiff.dev/kubelet/pkg/images"
 	"skiff.dev/kubelet/pkg/logs"
@@ -56,6 +57,10 @@ type Runtime struct {
 	// from it).
 	mu     sync.Mutex
 	images map[string]pod.Image
+
+	// stdins are the open stdins of running containers (stdin.go).
+	smu    sync.Mutex
+	stdins map[string]*stdinStream
 }
 
 var _ pod.Runtime = (*Runtime)(nil)
@@ -239,6 +244,12 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 		}
 		labels[labelLogPath] = s.LogPath
 	}
+	switch {
+	case s.StdinOnce:
+		labels[labelStdin] = "once"
+	case s.Stdin:
+		labels[labelStdin] = "open"
+	}
 	_, err = r.client.NewContainer(ctx, s.ID,
 		containerd.WithImage(img),
 		containerd.WithNewSnapshot(s.ID, img, nil...),
@@ -299,9 +310,24 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 			creator = cio.BinaryIO(r.logDriver, map[string]string{logs.DriverArg: p})
 		}
 	}
+	finish := func() {}
+	if labels[labelStdin] != "" {
+		opt, done, ok, err := r.stdinIO(id, labels)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("container %s is being started already", id)
+		}
+		creator, finish = cio.NewCreator(opt), done
+	}
 	task, err := c.NewTask(ctx, creator)
 	if err != nil {
+		finish()
 		return fmt.Errorf("creating task: %w", err)
+	}
+	if labels[labelStdin] != "" {
+		copyUntilExit(task.IO(), finish)
 	}
 	if err := task.Start(ctx); err != nil {
 		_, _ = task.Delete(ctx, containerd.WithProcessKill)
@@ -482,6 +508,12 @@ func (r *Runtime) status(ctx context.Context, c containerd.Container, proc *task
 			}
 		default:
 			pc.State = pod.StateCreated
+		}
+	}
+	if pc.State == pod.StateRunning {
+		// Not fatal to the listing: the task may have just exited.
+		if err := r.reattachStdin(ctx, c, labels); err != nil {
+			klog.FromContext(ctx).V(2).Info("Container's stdin not taken up again", "container", c.ID(), "err", err)
 		}
 	}
 	pc.Labels = labels

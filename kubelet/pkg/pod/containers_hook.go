@@ -208,6 +208,8 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 		WorkingDir: c.WorkingDir,
 		Hostname:   podHostname(s.Pod),
 		LogPath:    h.logPath(s.Pod, c.Name, attempt),
+		Stdin:      c.Stdin,
+		StdinOnce:  c.Stdin && c.StdinOnce,
 	}
 	if s.Sandbox != nil {
 		spec.NetNSPath = s.Sandbox.NetNSPath

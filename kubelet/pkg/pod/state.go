@@ -94,6 +94,10 @@ type ContainerSpec struct {
 	CPUPeriod uint64
 	// LogPath receives the container's stdout and stderr.
 	LogPath string
+	// Stdin opens a stdin for the container that attach writes to;
+	// StdinOnce closes it when the first attach's stdin ends (the pod
+	// spec's stdin and stdinOnce).
+	Stdin, StdinOnce bool
 	// Mounts are bind mounts of the pod's volumes.
 	Mounts []Mount
 	// Security is the container's effective security context.

@@ -56,14 +56,14 @@ func specContainer(p *corev1.Pod, name string) *corev1.Container {
 // attach streams what a running container writes to its stdout and
 // stderr from now on, over a WebSocket with exec's channels or over SPDY
 // with exec's streams, until the container stops or the client goes
-// away.
+// away; with stdin, what the client sends goes to the container's stdin
+// when its spec has stdin: true (and stdinOnce closes it when this
+// client's input ends), and is dropped otherwise, as upstream.
 //
 // The output comes from the container's log file, which the logging
 // driver writes line by line: a line reaches the client once it is
-// complete (or 16 KiB long). The container's stdin is not reachable (the
-// runtime starts containers without one), so stdin is ignored, as
-// upstream does, for a container without stdin: true and refused for one
-// with it. Terminal sizes are read and ignored.
+// complete (or 16 KiB long). Terminal sizes are read and ignored: the
+// runtime gives containers no terminal.
 func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	aq, err := parseAttachQuery(r)
 	if err != nil {
@@ -79,12 +79,14 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	var stdin io.WriteCloser
 	if aq.stdin {
 		if spec := specContainer(p, c.Name()); spec != nil && spec.Stdin {
-			http.Error(w, fmt.Sprintf("attaching to the stdin of container %s is not supported by this kubelet: containers run without an open stdin; attach without -i to see their output", c.Name()), http.StatusBadRequest)
-			return
-		}
-		if !aq.stdout && !aq.stderr {
+			if stdin, err = s.o.Runtime.AttachStdin(r.Context(), c.ID); err != nil {
+				writeErr(w, &errStatus{http.StatusBadRequest, fmt.Sprintf("attaching to the stdin of container %s: %v", c.Name(), err)})
+				return
+			}
+		} else if !aq.stdout && !aq.stderr {
 			http.Error(w, fmt.Sprintf("container %s was not created with stdin: true, and no output was asked for", c.Name()), http.StatusBadRequest)
 			return
 		}
@@ -103,15 +105,27 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 
 	logger := klog.FromContext(r.Context()).WithValues("pod", klog.KObj(p), "container", c.Name())
 	// The streams are those the client asked for, stdin included (an
-	// SPDY client creates it), which is read and dropped.
+	// SPDY client creates it), which goes to the container's stdin or is
+	// read and dropped.
 	cs, err := s.openStreams(w, r, aq)
 	if err != nil {
 		logger.V(2).Info("Opening the streams of an attach failed", "err", err)
+		if stdin != nil {
+			_ = stdin.Close()
+		}
 		return
 	}
 	defer cs.close()
-	if cs.stdin != nil {
+	switch {
+	case cs.stdin != nil && stdin != nil:
+		go func() {
+			_, _ = io.Copy(stdin, cs.stdin)
+			_ = stdin.Close()
+		}()
+	case cs.stdin != nil:
 		go func() { _, _ = io.Copy(io.Discard, cs.stdin) }()
+	case stdin != nil:
+		_ = stdin.Close()
 	}
 	if cs.resize != nil {
 		go func() {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -101,6 +103,36 @@ type fakeRuntime struct {
 	mu   sync.Mutex
 	c    pod.Container
 	exec func(context.Context, pod.ExecOptions) (int32, error)
+	// stdin, when set, is the container's open stdin.
+	stdin *fakeStdin
+}
+
+func (f *fakeRuntime) AttachStdin(_ context.Context, id string) (io.WriteCloser, error) {
+	if f.stdin == nil || id != f.c.ID {
+		return nil, fmt.Errorf("container %s has no open stdin", id)
+	}
+	return f.stdin, nil
+}
+
+// fakeStdin records what an attach writes and when it closes.
+type fakeStdin struct {
+	mu     sync.Mutex
+	buf    strings.Builder
+	closed chan struct{}
+}
+
+func (s *fakeStdin) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *fakeStdin) Close() error { close(s.closed); return nil }
+
+func (s *fakeStdin) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
 }
 
 func (f *fakeRuntime) ListContainers(context.Context, types.UID) ([]pod.Container, error) {
@@ -224,7 +256,7 @@ func TestAttachRefusals(t *testing.T) {
 		query string
 		want  string
 	}{
-		{"stdin of a container with stdin", corev1.Container{Name: "main", Stdin: true}, "stdin=true&stdout=true", "not supported"},
+		{"stdin of a container with stdin the runtime has not open", corev1.Container{Name: "main", Stdin: true}, "stdin=true&stdout=true", "has no open stdin"},
 		{"only stdin of a container without stdin", corev1.Container{Name: "main"}, "stdin=true", "no output was asked for"},
 		{"no streams", corev1.Container{Name: "main"}, "", "at least one of"},
 	} {
@@ -247,4 +279,45 @@ func TestAttachRefusals(t *testing.T) {
 			t.Errorf("dial: %v", err)
 		}
 	})
+}
+
+// TestAttachStdin: what the client sends on stdin reaches the container's
+// stdin, which is closed (for the runtime to end it with stdinOnce) when
+// the client closes its stdin, while the output keeps coming.
+func TestAttachStdin(t *testing.T) {
+	f := startAttachServer(t, corev1.Container{Name: "main", Stdin: true, StdinOnce: true})
+	f.runtime.stdin = &fakeStdin{closed: make(chan struct{})}
+	ws, _, err := f.dial(t, "stdin=true&stdout=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.WriteMessage(websocket.BinaryMessage, append([]byte{stdinChannel}, "hello\n"...)); err != nil {
+		t.Fatal(err)
+	}
+	// v5's close of the stdin channel.
+	if err := ws.WriteMessage(websocket.BinaryMessage, []byte{255, stdinChannel}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.runtime.stdin.closed:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the container's stdin was not closed; got %q", f.runtime.stdin.String())
+	}
+	if got := f.runtime.stdin.String(); got != "hello\n" {
+		t.Errorf("stdin got %q", got)
+	}
+	if _, err := f.log.WriteString("2026-01-01T00:00:01Z stdout F got hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(20 * time.Second))
+	var out string
+	for out != "got hello\n" {
+		_, msg, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("reading: %v; so far %q", err, out)
+		}
+		if len(msg) > 1 && msg[0] == stdoutChannel {
+			out += string(msg[1:])
+		}
+	}
 }

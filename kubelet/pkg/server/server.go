@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -34,6 +35,9 @@ type Pods interface {
 type Runtime interface {
 	ListContainers(ctx context.Context, podUID types.UID) ([]pod.Container, error)
 	ExecStream(ctx context.Context, id string, o pod.ExecOptions) (int32, error)
+	// AttachStdin writes to the stdin of a running container started
+	// with stdin: true; Close ends one attach's input.
+	AttachStdin(ctx context.Context, id string) (io.WriteCloser, error)
 }
 
 // Options configure a Server.
