@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"skiff.dev/component-base/tracing"
 	"skiff.dev/kubelet/pkg/eviction"
 	"skiff.dev/kubelet/pkg/imagegc"
 	"skiff.dev/kubelet/pkg/localpath"
@@ -99,6 +100,8 @@ type Options struct {
 	NodeStatusUpdateFrequency time.Duration
 	NodeStatusReportFrequency time.Duration
 	SyncFrequency             time.Duration
+	// Tracing is --tracing-endpoint and --tracing-sampling-rate-per-million.
+	Tracing *tracing.Options
 }
 
 // NewOptions returns the defaults.
@@ -127,6 +130,7 @@ func NewOptions() *Options {
 		NodeStatusUpdateFrequency: 10 * time.Second,
 		NodeStatusReportFrequency: 5 * time.Minute,
 		SyncFrequency:             time.Second,
+		Tracing:                   tracing.NewOptions(),
 	}
 }
 
@@ -173,6 +177,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the node status is computed (and sent when it changed).")
 	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "How often the node status is sent when it did not change.")
 	fs.DurationVar(&o.SyncFrequency, "pod-sync-frequency", o.SyncFrequency, "How often each pod is synced without changes (to see container exits).")
+	o.Tracing.AddFlags(fs)
 }
 
 // Complete fills the defaults that depend on other flags.
@@ -256,6 +261,9 @@ func (o *Options) Validate() error {
 	}
 	if o.NodeStatusUpdateFrequency <= 0 || o.NodeStatusReportFrequency <= 0 || o.SyncFrequency <= 0 {
 		errs = append(errs, errors.New("frequencies must be positive"))
+	}
+	if o.Tracing != nil {
+		errs = append(errs, o.Tracing.Validate()...)
 	}
 	return errors.Join(errs...)
 }

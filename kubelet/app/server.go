@@ -33,6 +33,7 @@ import (
 
 	"skiff.dev/component-base/eventtime"
 	"skiff.dev/component-base/flagsfile"
+	"skiff.dev/component-base/tracing"
 	"skiff.dev/kubelet/pkg/cm"
 	"skiff.dev/kubelet/pkg/cni"
 	"skiff.dev/kubelet/pkg/containerd"
@@ -97,6 +98,8 @@ type Config struct {
 	// (Services).
 	Informers informers.SharedInformerFactory
 	tlsConfig *tls.Config
+	// TracerProvider exports the spans (no-op without --tracing-endpoint).
+	TracerProvider tracing.Provider
 }
 
 // Addr is the address of the HTTPS server.
@@ -147,6 +150,11 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	tp, err := o.Tracing.NewProvider(ctx, "skiff-kubelet", o.NodeName)
+	if err != nil {
+		return nil, err
+	}
+	restCfg = tracing.WrapConfig(restCfg, tp)
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, err
@@ -195,7 +203,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		_ = rt.Close()
 		return nil, err
 	}
-	cfg := &Config{Options: o, Client: client, Runtime: rt, Network: network, Registry: prometheus.NewRegistry()}
+	cfg := &Config{Options: o, Client: client, Runtime: rt, Network: network, Registry: prometheus.NewRegistry(), TracerProvider: tp}
 	cfg.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg.Broadcast = record.NewBroadcaster(record.WithContext(ctx))
 	recorder := cfg.Broadcast.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: o.NodeName})
@@ -203,6 +211,10 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	var k *kubelet.Kubelet
 	cfg.Metrics = kubelet.NewMetrics(cfg.Registry, func() int { return k.RunningPods() })
 	runtime := kubelet.Instrument(rt, cfg.Metrics)
+	var podNetwork pod.Network = network
+	if !tracing.IsNoop(tp) {
+		runtime, podNetwork = pod.TracedRuntime(runtime), pod.TracedNetwork(network)
+	}
 	// Every Service, for the pods' service environment variables.
 	cfg.Informers = informers.NewSharedInformerFactory(client, 0)
 	svcInformer := cfg.Informers.Core().V1().Services()
@@ -210,7 +222,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	env := pod.EnvContext{Objects: kubelet.Objects{Client: client}, HostIP: nodeIP, NodeAllocatable: machine.Capacity(), Services: services}
 	handlers := &pod.HandlerRunner{Runtime: runtime}
 	lifecycle := &pod.Lifecycle{Hooks: []pod.Hook{
-		&pod.NetworkHook{Network: network, HostIP: nodeIP},
+		&pod.NetworkHook{Network: podNetwork, HostIP: nodeIP},
 		&pod.CgroupHook{Cgroups: cgroups},
 		&pod.VolumesHook{
 			Dir: filepath.Join(o.RootDir, "pods"), DNS: o.dnsConfigurer(), NodeHosts: "/etc/hosts", Env: env, Tokens: kubelet.Tokens{Client: client},
@@ -228,8 +240,9 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		Admit:    func(p *corev1.Pod) (bool, string, string) { return evictions.Admit(p) },
 		NodeName: o.NodeName, Client: client, Runtime: runtime, Network: network, Lifecycle: lifecycle,
 		HostIP: nodeIP, SyncPeriod: o.SyncFrequency, Metrics: cfg.Metrics, Recorder: recorder,
-		PodDirs:       []string{filepath.Join(o.RootDir, "pods"), filepath.Join(o.RootDir, "logs")},
-		PodUIDSources: []func() ([]types.UID, error){cgroups.PodUIDs},
+		PodDirs:        []string{filepath.Join(o.RootDir, "pods"), filepath.Join(o.RootDir, "logs")},
+		PodUIDSources:  []func() ([]types.UID, error){cgroups.PodUIDs},
+		TracerProvider: tp,
 	})
 	cfg.Kubelet = k
 	if o.LocalPathDir != "" {
@@ -370,6 +383,7 @@ func servingTLS(o *Options, nodeIP string) (*tls.Config, error) {
 func Run(ctx context.Context, c *Config) error {
 	logger := klog.FromContext(ctx).WithValues("node", c.Options.NodeName)
 	ctx = klog.NewContext(ctx, logger)
+	defer tracing.Shutdown(ctx, c.TracerProvider)
 	c.Broadcast.StartRecordingToSink(eventtime.Sink(&typedcorev1.EventSinkImpl{Interface: c.Client.CoreV1().Events("")}, ""))
 	defer c.Broadcast.Shutdown()
 	g, ctx := errgroup.WithContext(ctx)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"skiff.dev/component-base/tracing"
 	"skiff.dev/kubelet/pkg/eviction"
 	"skiff.dev/kubelet/pkg/pleg"
 	"skiff.dev/kubelet/pkg/pod"
@@ -58,6 +60,8 @@ type Options struct {
 	Admit func(pod *corev1.Pod) (ok bool, reason, message string)
 	// Recorder records the pod workers' events; may be nil.
 	Recorder record.EventRecorder
+	// TracerProvider traces the pods' syncs (nil or no-op: off).
+	TracerProvider trace.TracerProvider
 }
 
 // Kubelet runs the pods bound to its node: one worker per pod, fed by an
@@ -122,6 +126,9 @@ func New(o Options) *Kubelet {
 	k.cfg = &pod.WorkerConfig{
 		Lifecycle: o.Lifecycle, Runtime: o.Runtime, Status: &statusWriter{client: o.Client},
 		HostIP: o.HostIP, SyncPeriod: o.SyncPeriod, Recorder: o.Recorder, Containers: k.pleg,
+	}
+	if !tracing.IsNoop(o.TracerProvider) {
+		k.cfg.Tracer = o.TracerProvider.Tracer("skiff.dev/kubelet")
 	}
 	if o.Metrics != nil {
 		k.cfg.OnStarted = func(_ *corev1.Pod, d, sli time.Duration) {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"skiff.dev/component-base/tracing"
 )
 
 // StatusWriter sends a pod's status and removes the pod object.
@@ -49,6 +52,10 @@ type WorkerConfig struct {
 	// containers from its last relist when that relist began after their
 	// own last change to them, and ask the runtime only otherwise.
 	Containers ContainerCache
+	// Tracer, when set, makes each sync of a pod until its start is seen,
+	// and each sync of its termination, a SyncPod span naming the pod:
+	// the path's steps, not the steady state's once-a-second syncs.
+	Tracer trace.Tracer
 }
 
 // ContainerCache holds the pods' containers as the last relist of the
@@ -224,6 +231,11 @@ func (w *Worker) sync(ctx context.Context, clean *bool) bool {
 	w.mu.Unlock()
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
 	ctx = klog.NewContext(ctx, logger)
+	if w.cfg.Tracer != nil && (!w.started || removed || pod.DeletionTimestamp != nil) {
+		var span trace.Span
+		ctx, span = w.cfg.Tracer.Start(ctx, "SyncPod", trace.WithAttributes(tracing.PodAttributes(pod)...))
+		defer span.End()
+	}
 	s := w.state
 	s.Pod, s.Now = pod, w.now()
 
