@@ -51,7 +51,7 @@ func New(opts ...Option) *Printer {
 	}
 	p.addCoreHandlers()
 	p.addAppsHandlers()
-	p.addOtherHandlers()
+	p.addCoordinationDiscoveryRBACHandlers()
 	p.addAdmissionRegistrationHandlers()
 	p.addAdmissionPolicyHandlers()
 	p.addWorkloadHandlers()

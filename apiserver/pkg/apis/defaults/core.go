@@ -449,3 +449,30 @@ func DefaultSecret(s *corev1.Secret) {
 	}
 	s.StringData = nil
 }
+
+// DefaultLimitRange: for type Container, default takes max, and
+// defaultRequest takes default, then min, for resources they do not name.
+func DefaultLimitRange(lr *corev1.LimitRange) {
+	for i := range lr.Spec.Limits {
+		item := &lr.Spec.Limits[i]
+		if item.Type != corev1.LimitTypeContainer {
+			continue
+		}
+		if item.Default == nil {
+			item.Default = corev1.ResourceList{}
+		}
+		if item.DefaultRequest == nil {
+			item.DefaultRequest = corev1.ResourceList{}
+		}
+		fill := func(dst, src corev1.ResourceList) {
+			for k, v := range src {
+				if _, ok := dst[k]; !ok {
+					dst[k] = v.DeepCopy()
+				}
+			}
+		}
+		fill(item.Default, item.Max)
+		fill(item.DefaultRequest, item.Default)
+		fill(item.DefaultRequest, item.Min)
+	}
+}

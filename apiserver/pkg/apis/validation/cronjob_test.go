@@ -103,3 +103,12 @@ func TestValidateCronJobUpdateTZ(t *testing.T) {
 		})
 	}
 }
+
+func TestCronSchedules(t *testing.T) {
+	for s, ok := range map[string]bool{"*/5 * * * *": true, "0 0 1 jan mon": true, "@hourly": true, "@every 5m": true,
+		"* * * *": false, "0 25 * * *": false, "@sometimes": false, "5-1 * * * *": false, "a * * * *": false} {
+		if err := checkCronSchedule(s); (err == nil) != ok {
+			t.Errorf("%q: %v, want ok=%v", s, err, ok)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -117,4 +118,13 @@ func validDeployment() *appsv1.Deployment {
 			Template: rs.Spec.Template,
 		},
 	})
+}
+
+func ns(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: "default"} }
+
+func q(s string) resource.Quantity { return resource.MustParse(s) }
+
+func withRestart(t corev1.PodTemplateSpec, p corev1.RestartPolicy) corev1.PodTemplateSpec {
+	t.Spec.RestartPolicy = p
+	return t
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -288,3 +289,74 @@ func ValidatePodDisruptionBudgetUpdate(pdb, old *policyv1.PodDisruptionBudget) f
 	}
 	return allErrs
 }
+
+// ValidateReplicationController validates an RC on create.
+func ValidateReplicationController(rc *corev1.ReplicationController) field.ErrorList {
+	allErrs := validateObjectMeta(&rc.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
+	return append(allErrs, validateRCSpec(&rc.Spec, nil, field.NewPath("spec"))...)
+}
+
+// ValidateReplicationControllerUpdate validates an update.
+func ValidateReplicationControllerUpdate(rc, old *corev1.ReplicationController) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&rc.ObjectMeta, &old.ObjectMeta, metadataPath)
+	allErrs = append(allErrs, validateRCSpec(&rc.Spec, &old.Spec, field.NewPath("spec"))...)
+	s := field.NewPath("status")
+	for name, v := range map[string]int32{"replicas": rc.Status.Replicas, "fullyLabeledReplicas": rc.Status.FullyLabeledReplicas,
+		"readyReplicas": rc.Status.ReadyReplicas, "availableReplicas": rc.Status.AvailableReplicas} {
+		allErrs = append(allErrs, validateNonnegativeField(int64(v), s.Child(name))...)
+	}
+	return allErrs
+}
+
+func validateRCSpec(spec, old *corev1.ReplicationControllerSpec, p *field.Path) field.ErrorList {
+	replicas := specReplicas(spec.Replicas)
+	allErrs := validateNonnegativeField(int64(replicas), p.Child("replicas"))
+	allErrs = append(allErrs, validateNonnegativeField(int64(spec.MinReadySeconds), p.Child("minReadySeconds"))...)
+	selector := labels.Set(spec.Selector).AsSelector()
+	if selector.Empty() {
+		allErrs = append(allErrs, field.Required(p.Child("selector"), ""))
+	}
+	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.Selector, p.Child("selector"))...)
+	tp := p.Child("template")
+	if spec.Template == nil {
+		return append(allErrs, field.Required(tp, ""))
+	}
+	if !selector.Empty() && !selector.Matches(labels.Set(spec.Template.Labels)) {
+		allErrs = append(allErrs, field.Invalid(tp.Child("metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
+	}
+	var oldSpec *corev1.PodSpec
+	var oldMeta *corev1.PodTemplateSpec
+	if old != nil && old.Template != nil {
+		oldSpec, oldMeta = &old.Template.Spec, old.Template
+	}
+	var opts podValidationOptions
+	if oldMeta != nil {
+		opts = podValidationOptionsFor(nil, &spec.Template.Spec, oldSpec, &oldMeta.ObjectMeta)
+	} else {
+		opts = podValidationOptionsFor(nil, &spec.Template.Spec, nil, nil)
+	}
+	allErrs = append(allErrs, validatePodTemplateSpec(spec.Template, tp, opts)...)
+	if spec.Template.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		allErrs = append(allErrs, field.NotSupported(tp.Child("spec", "restartPolicy"), spec.Template.Spec.RestartPolicy, []corev1.RestartPolicy{corev1.RestartPolicyAlways}))
+	}
+	if spec.Template.Spec.ActiveDeadlineSeconds != nil {
+		allErrs = append(allErrs, field.Invalid(tp.Child("spec", "activeDeadlineSeconds"), spec.Template.Spec.ActiveDeadlineSeconds, "activeDeadlineSeconds in ReplicationController is not Supported"))
+	}
+	return allErrs
+}
+
+// ValidatePodTemplate validates a PodTemplate.
+func ValidatePodTemplate(pt *corev1.PodTemplate) field.ErrorList {
+	allErrs := validateObjectMeta(&pt.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
+	opts := podValidationOptionsFor(nil, &pt.Template.Spec, nil, nil)
+	return append(allErrs, validatePodTemplateSpec(&pt.Template, field.NewPath("template"), opts)...)
+}
+
+// ValidatePodTemplateUpdate validates an update of a PodTemplate.
+func ValidatePodTemplateUpdate(pt, old *corev1.PodTemplate) field.ErrorList {
+	allErrs := validateObjectMetaUpdate(&pt.ObjectMeta, &old.ObjectMeta, metadataPath)
+	opts := podValidationOptionsFor(nil, &pt.Template.Spec, &old.Template.Spec, &old.Template.ObjectMeta)
+	return append(allErrs, validatePodTemplateSpec(&pt.Template, field.NewPath("template"), opts)...)
+}
+
+// PersistentVolume and PersistentVolumeClaim.

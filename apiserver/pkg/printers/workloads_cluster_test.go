@@ -23,7 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func TestPrintNewKinds(t *testing.T) {
+func TestPrintWorkloadAndClusterKinds(t *testing.T) {
 	created := ago(2 * time.Hour)
 	om := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, CreationTimestamp: created} }
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},

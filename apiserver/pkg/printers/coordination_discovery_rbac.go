@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// addOtherHandlers registers coordination, discovery and RBAC kinds. Role and
+// addCoordinationDiscoveryRBACHandlers registers coordination, discovery and RBAC kinds. Role and
 // ClusterRole are deliberately absent: upstream has no printer for them and
 // serves the default NAME / CREATED AT table.
-func (p *Printer) addOtherHandlers() {
+func (p *Printer) addCoordinationDiscoveryRBACHandlers() {
 	register(p, []metav1.TableColumnDefinition{
 		nameColumn(),
 		{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
