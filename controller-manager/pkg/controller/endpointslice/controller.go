@@ -64,6 +64,8 @@ type Controller struct {
 	client   kubernetes.Interface
 	recorder record.EventRecorder
 	metrics  *metrics.Metrics
+	// now is the clock of the change-to-write metric (time.Now when nil).
+	now func() time.Time
 
 	serviceLister corelisters.ServiceLister
 	podIndexer    cache.Indexer
@@ -290,12 +292,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	slices = dropPendingDeletion(slices)
 	if c.tracker.StaleSlices(svc, slices) {
+		c.metrics.ObserveEndpointSliceSync(metrics.EndpointSliceSync{Result: "stale"})
 		return errStaleCache
 	}
 	// Computed before reconciling, so the tracker sees every sync even
 	// when nothing is written.
 	triggerTime := c.triggerTimes.Compute(svc, pods)
-	if err := c.reconcile(ctx, svc, pods, slices, triggerTime); err != nil {
+	st := metrics.EndpointSliceSync{Result: "success"}
+	err = c.reconcile(ctx, svc, pods, slices, triggerTime, &st)
+	if err != nil {
+		st.Result = "error"
+	}
+	c.metrics.ObserveEndpointSliceSync(st)
+	if err != nil {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToUpdateEndpointSlices",
 			"Error updating Endpoint Slices for Service %s/%s: %v", namespace, name, err)
 		return err

@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+
+	"skiff.dev/controller-manager/pkg/controller/metrics"
 )
 
 // endpointMeta is what slices are grouped by: one port set, one address
@@ -26,7 +28,7 @@ type endpointMeta struct {
 // Reconciler does: slices of an address type the Service no longer has
 // are deleted, then each address type is reconciled on its own.
 func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, pods []*corev1.Pod,
-	existing []*discoveryv1.EndpointSlice, triggerTime time.Time) error {
+	existing []*discoveryv1.EndpointSlice, triggerTime time.Time, st *metrics.EndpointSliceSync) error {
 	logger := klog.FromContext(ctx)
 	var errs []error
 	var toDelete []*discoveryv1.EndpointSlice
@@ -42,14 +44,17 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, pods []
 	types := supported.UnsortedList()
 	slices.Sort(types)
 	for _, t := range types {
-		if err := c.reconcileByAddressType(ctx, svc, pods, byType[t], triggerTime, t); err != nil {
+		if err := c.reconcileByAddressType(ctx, svc, pods, byType[t], triggerTime, t, st); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, s := range toDelete {
 		if err := c.deleteEndpointSlice(ctx, svc, s); err != nil {
 			errs = append(errs, fmt.Errorf("error deleting %s EndpointSlice for Service %s/%s: %w", s.Name, svc.Namespace, svc.Name, err))
+			continue
 		}
+		st.Deletes++
+		st.Removed += len(s.Endpoints)
 	}
 	return errors.Join(errs...)
 }
@@ -66,7 +71,7 @@ func (c *Controller) deleteEndpointSlice(ctx context.Context, svc *corev1.Servic
 
 // reconcileByAddressType reconciles the slices of one address type.
 func (c *Controller) reconcileByAddressType(ctx context.Context, svc *corev1.Service, pods []*corev1.Pod,
-	existing []*discoveryv1.EndpointSlice, triggerTime time.Time, addressType discoveryv1.AddressType) error {
+	existing []*discoveryv1.EndpointSlice, triggerTime time.Time, addressType discoveryv1.AddressType, st *metrics.EndpointSliceSync) error {
 	logger := klog.FromContext(ctx)
 	var errs []error
 	var toCreate, toUpdate, toDelete []*discoveryv1.EndpointSlice
@@ -153,8 +158,12 @@ func (c *Controller) reconcileByAddressType(ctx context.Context, svc *corev1.Ser
 		}
 	}
 
-	if err := c.finalize(ctx, svc, toCreate, toUpdate, toDelete, triggerTime); err != nil {
+	added, removed := endpointChanges(existing, toCreate, toUpdate, toDelete)
+	if err := c.finalize(ctx, svc, toCreate, toUpdate, toDelete, triggerTime, st); err != nil {
 		errs = append(errs, err)
+	} else {
+		st.Added += added
+		st.Removed += removed
 	}
 	return errors.Join(errs...)
 }
@@ -298,7 +307,8 @@ func (c *Controller) reconcileByPortMapping(logger klog.Logger, svc *corev1.Serv
 // would be deleted (same address type, owned by this Service), new slices
 // are not created while the Service is being deleted, and every write
 // carries the trigger time.
-func (c *Controller) finalize(ctx context.Context, svc *corev1.Service, toCreate, toUpdate, toDelete []*discoveryv1.EndpointSlice, triggerTime time.Time) error {
+func (c *Controller) finalize(ctx context.Context, svc *corev1.Service, toCreate, toUpdate, toDelete []*discoveryv1.EndpointSlice,
+	triggerTime time.Time, st *metrics.EndpointSliceSync) error {
 	for i := 0; i < len(toDelete) && len(toCreate) > 0; {
 		del, create := toDelete[i], toCreate[len(toCreate)-1]
 		if del.AddressType == create.AddressType && ownedBy(del, svc) {
@@ -325,6 +335,8 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service, toCreate
 				return fmt.Errorf("failed to create EndpointSlice for Service %s/%s: %w", svc.Namespace, svc.Name, err)
 			}
 			c.tracker.Update(created)
+			st.Creates++
+			st.ChangeToWrite = c.sinceTrigger(triggerTime)
 		}
 	}
 	for _, s := range toUpdate {
@@ -334,13 +346,72 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service, toCreate
 			return fmt.Errorf("failed to update %s EndpointSlice for Service %s/%s: %w", s.Name, svc.Namespace, svc.Name, err)
 		}
 		c.tracker.Update(updated)
+		st.Updates++
+		st.ChangeToWrite = c.sinceTrigger(triggerTime)
 	}
 	for _, s := range toDelete {
 		if err := c.deleteEndpointSlice(ctx, svc, s); err != nil {
 			return fmt.Errorf("failed to delete %s EndpointSlice for Service %s/%s: %w", s.Name, svc.Namespace, svc.Name, err)
 		}
+		st.Deletes++
 	}
 	return nil
+}
+
+// sinceTrigger is the time from the trigger time to now (0 without one).
+func (c *Controller) sinceTrigger(t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	now := time.Now()
+	if c.now != nil {
+		now = c.now()
+	}
+	return max(now.Sub(t), 0)
+}
+
+// endpointChanges counts the endpoints the writes add and remove: those
+// of the slices written (or deleted) that were not (or no longer are) in
+// the existing slices.
+func endpointChanges(existing, toCreate, toUpdate, toDelete []*discoveryv1.EndpointSlice) (added, removed int) {
+	before := map[endpointKey]bool{}
+	for _, s := range existing {
+		for i := range s.Endpoints {
+			before[keyOf(&s.Endpoints[i])] = true
+		}
+	}
+	after := map[endpointKey]bool{}
+	rewritten := map[string]bool{}
+	for _, l := range [][]*discoveryv1.EndpointSlice{toCreate, toUpdate} {
+		for _, s := range l {
+			rewritten[s.Name] = true
+			for i := range s.Endpoints {
+				after[keyOf(&s.Endpoints[i])] = true
+			}
+		}
+	}
+	for _, s := range toDelete {
+		rewritten[s.Name] = true
+	}
+	for _, s := range existing {
+		if s.Name != "" && rewritten[s.Name] {
+			continue
+		}
+		for i := range s.Endpoints {
+			after[keyOf(&s.Endpoints[i])] = true
+		}
+	}
+	for k := range after {
+		if !before[k] {
+			added++
+		}
+	}
+	for k := range before {
+		if !after[k] {
+			removed++
+		}
+	}
+	return added, removed
 }
 
 // setTriggerTime sets the endpoints.kubernetes.io/last-change-trigger-time

@@ -14,6 +14,11 @@ type Metrics struct {
 	queue        *queueProvider
 	// cronJobSkew is upstream's CronJob controller histogram.
 	cronJobSkew prometheus.Histogram
+	// The EndpointSlice controller's: upstream's
+	// endpoint_slice_controller_* series and skiff's change-to-write
+	// step histogram.
+	sliceAdded, sliceRemoved, sliceChangeToWrite prometheus.Histogram
+	sliceChanges, sliceSyncs                     *prometheus.CounterVec
 }
 
 // New registers the metrics on reg.
@@ -35,7 +40,28 @@ func New(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
 		}),
 	}
-	reg.MustRegister(m.syncTotal, m.syncDuration, m.cronJobSkew)
+	m.sliceAdded = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Subsystem: "endpoint_slice_controller", Name: "endpoints_added_per_sync",
+		Help: "Number of endpoints added on each Service sync", Buckets: prometheus.ExponentialBuckets(2, 2, 15),
+	})
+	m.sliceRemoved = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Subsystem: "endpoint_slice_controller", Name: "endpoints_removed_per_sync",
+		Help: "Number of endpoints removed on each Service sync", Buckets: prometheus.ExponentialBuckets(2, 2, 15),
+	})
+	m.sliceChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "endpoint_slice_controller", Name: "changes",
+		Help: "Number of EndpointSlice changes",
+	}, []string{"operation"})
+	m.sliceSyncs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "endpoint_slice_controller", Name: "syncs",
+		Help: "Number of EndpointSlice syncs",
+	}, []string{"result"})
+	m.sliceChangeToWrite = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "skiff_endpoint_slice_controller_change_to_write_duration_seconds",
+		Help:    "From a Service's endpoints.kubernetes.io/last-change-trigger-time (the pod or Service change) to the EndpointSlice writes that carry it",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300},
+	})
+	reg.MustRegister(m.syncTotal, m.syncDuration, m.cronJobSkew, m.sliceAdded, m.sliceRemoved, m.sliceChanges, m.sliceSyncs, m.sliceChangeToWrite)
 	m.queue.register(reg)
 	return m
 }
@@ -47,6 +73,39 @@ func (m *Metrics) ObserveCronJobCreationSkew(skew time.Duration) {
 		return
 	}
 	m.cronJobSkew.Observe(skew.Seconds())
+}
+
+// EndpointSliceSync is what one sync of the EndpointSlice controller did.
+type EndpointSliceSync struct {
+	// Result is upstream's label: "success", "stale" (the slice cache
+	// behind the controller's writes) or "error".
+	Result                    string
+	Added, Removed            int
+	Creates, Updates, Deletes int
+	// ChangeToWrite is the time from the trigger time to the writes (0:
+	// nothing written, or no trigger time).
+	ChangeToWrite time.Duration
+}
+
+// ObserveEndpointSliceSync records one sync of the EndpointSlice controller.
+func (m *Metrics) ObserveEndpointSliceSync(s EndpointSliceSync) {
+	if m == nil {
+		return
+	}
+	m.sliceSyncs.WithLabelValues(s.Result).Inc()
+	if s.Result != "success" {
+		return
+	}
+	m.sliceAdded.Observe(float64(s.Added))
+	m.sliceRemoved.Observe(float64(s.Removed))
+	for op, n := range map[string]int{"create": s.Creates, "update": s.Updates, "delete": s.Deletes} {
+		if n > 0 {
+			m.sliceChanges.WithLabelValues(op).Add(float64(n))
+		}
+	}
+	if s.ChangeToWrite > 0 {
+		m.sliceChangeToWrite.Observe(s.ChangeToWrite.Seconds())
+	}
 }
 
 // ObserveSync records one sync of controller that started at start.
