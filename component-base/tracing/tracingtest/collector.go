@@ -49,8 +49,16 @@ type Collector struct {
 	changed  chan struct{}
 }
 
+// TB is what Start needs of a test (testing.TB, or a benchmark program's
+// stand-in).
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
 // Start runs a collector until the test ends.
-func Start(t testing.TB) *Collector {
+func Start(t TB) *Collector {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

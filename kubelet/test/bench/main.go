@@ -35,7 +35,9 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"skiff.dev/apiserver/pkg/server"
 	"skiff.dev/apiserver/pkg/testserver"
+	"skiff.dev/component-base/tracing/tracingtest"
 	"skiff.dev/kubelet/app"
 	"skiff.dev/kubelet/pkg/logs"
 	"skiff.dev/kubelet/test/harness"
@@ -59,8 +61,9 @@ func main() {
 	verbosity := flag.String("v", "0", "log verbosity")
 	idle := flag.Int("idle", 0, "instead of the start-up phases: run this many pods and measure the CPU the kubelet's process and containerd use while they idle")
 	idleWindow := flag.Duration("idle-window", 60*time.Second, "how long the idle CPU is measured")
+	traced := flag.Bool("tracing", false, "run the API server and the kubelet with --tracing-endpoint, exporting every span to an OTLP collector in this process (tracing's cost)")
 	flag.Parse()
-	idlePods, idleFor = *idle, *idleWindow
+	idlePods, idleFor, tracingOn = *idle, *idleWindow, *traced
 	m := &harness.Main{}
 	defer m.Close()
 	if err := run(m, *pods, *sequential, *ctrRuns, *parallel, *logFile, *verbosity); err != nil {
@@ -78,7 +81,15 @@ func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, ver
 	ctd := harness.StartContainerd(m)
 	registry := harness.StartRegistry(m)
 	harness.PushImage(m, harness.BuildBusyboxImage(m), registry, "library/busybox")
-	ts, err := testserver.StartServer(filepath.Join(dir, "apiserver"), nil)
+	if tracingOn {
+		collector = tracingtest.Start(m)
+		fmt.Printf("tracing to the collector at %s\n", collector.Endpoint())
+	}
+	ts, err := testserver.StartServer(filepath.Join(dir, "apiserver"), func(o *server.Options) {
+		if collector != nil {
+			o.Tracing.Endpoint = collector.Endpoint()
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -139,6 +150,9 @@ func run(m *harness.Main, burst, sequential, ctrRuns, parallel int, logFile, ver
 	report("pod create -> Running, one at a time", seqLat)
 	report("ctr run --rm busybox /bin/true (floor)", floor)
 	report(fmt.Sprintf("ctr run -d busybox sleep, burst of %d (floor)", burst), burstFloor)
+	if collector != nil {
+		fmt.Printf("spans received by the collector: %d in %d exports\n", len(collector.Spans()), collector.Requests())
+	}
 	return nil
 }
 
@@ -180,6 +194,9 @@ func startKubelet(m *harness.Main, dir string, ts *testserver.TestServer, ctd *h
 	o.DisableDefaultRegistryEndpoint = true
 	o.Address, o.Port = "127.0.0.1", 0
 	o.NodeStatusUpdateFrequency = time.Second
+	if collector != nil {
+		o.Tracing.Endpoint = collector.Endpoint()
+	}
 	// The small logging driver, as make build installs it beside
 	// skiff-kubelet.
 	o.LogDriver = filepath.Join(dir, app.LogDriverName)
@@ -442,8 +459,11 @@ func ctrFloor(n node, runs int) ([]time.Duration, error) {
 
 // The idle phase's flags.
 var (
-	idlePods int
-	idleFor  time.Duration
+	// tracingOn runs the daemons with --tracing-endpoint to collector.
+	tracingOn bool
+	collector *tracingtest.Collector
+	idlePods  int
+	idleFor   time.Duration
 )
 
 // idleCPU starts n pods, lets them settle, and prints the CPU time this
