@@ -128,3 +128,12 @@ func withRestart(t corev1.PodTemplateSpec, p corev1.RestartPolicy) corev1.PodTem
 	t.Spec.RestartPolicy = p
 	return t
 }
+
+func TestDefaultedSeedObjectsAreValid(t *testing.T) {
+	checkErrs(t, ValidatePod(validPod()), nil)
+	checkErrs(t, ValidateReplicaSet(validReplicaSet()), nil)
+	checkErrs(t, ValidateDeployment(validDeployment()), nil)
+	checkErrs(t, ValidateService(validService()), nil)
+	checkErrs(t, ValidateNode(validNode()), nil)
+	checkErrs(t, ValidateEndpointSlice(validSlice()), nil)
+}
