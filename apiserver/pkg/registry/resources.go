@@ -81,8 +81,13 @@ type Resource struct {
 	Binding      bool
 	Finalize     bool
 	TokenRequest bool
-	// GracefulDelete applies to pods: deletion waits for the kubelet.
-	GracefulDelete bool
+	// GracePeriod, when set, makes deletion graceful (pods: it waits for
+	// the kubelet): it returns the grace period of a delete of obj, 0 to
+	// delete at once.
+	GracePeriod func(obj runtime.Object, opts *metav1.DeleteOptions) int64
+	// MarkTerminating, when set, runs on each delete that leaves the object
+	// in place (a namespace's status.phase becomes Terminating).
+	MarkTerminating func(obj runtime.Object)
 	// ReturnDeletedObject: DELETE answers with the object, not a Status.
 	ReturnDeletedObject bool
 	// Finalizing reports finalization beyond metadata.finalizers that must

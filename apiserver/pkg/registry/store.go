@@ -568,8 +568,8 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 	}
 
 	grace := int64(0)
-	if s.R.GracefulDelete {
-		grace = podGracePeriod(current, opts)
+	if s.R.GracePeriod != nil {
+		grace = s.R.GracePeriod(current, opts)
 	}
 	finalizers := deletionFinalizers(cm.GetFinalizers(), opts)
 	marks := s.R.MarkDeleting != nil && cm.GetDeletionTimestamp() == nil
@@ -620,8 +620,8 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 		if s.R.MarkDeleting != nil && first {
 			s.R.MarkDeleting(obj)
 		}
-		if s.R.Kind == "Namespace" {
-			setNamespaceTerminating(obj)
+		if s.R.MarkTerminating != nil {
+			s.R.MarkTerminating(obj)
 		}
 		return obj, nil
 	})

@@ -74,14 +74,15 @@ func Resources() []*Resource {
 			ShortNames: []string{"ns"}, EtcdPrefix: "namespaces",
 			New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
 			Strategy: namespace.Strategy, StatusStrategy: namespace.StatusStrategy, Default: namespace.Default, Fields: namespace.Fields, Finalizing: namespace.Finalizing,
-			Finalize: true, ReturnDeletedObject: true,
+			MarkTerminating: namespace.MarkTerminating,
+			Finalize:        true, ReturnDeletedObject: true,
 		},
 		{
 			Version: "v1", Kind: "Pod", Resource: "pods", SingularName: "pod", Namespaced: true,
 			ShortNames: []string{"po"}, Categories: []string{"all"}, EtcdPrefix: "pods",
 			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
-			Strategy: pod.Strategy, StatusStrategy: pod.StatusStrategy, Default: pod.Default, Fields: pod.Fields,
-			Binding: true, Eviction: true, Kubelet: true, Proxy: true, GracefulDelete: true, ReturnDeletedObject: true,
+			Strategy: pod.Strategy, StatusStrategy: pod.StatusStrategy, Default: pod.Default, Fields: pod.Fields, GracePeriod: pod.GracePeriod,
+			Binding: true, Eviction: true, Kubelet: true, Proxy: true, ReturnDeletedObject: true,
 		},
 		{
 			Version: "v1", Kind: "Node", Resource: "nodes", SingularName: "node",

@@ -59,3 +59,10 @@ func Fields(obj runtime.Object) fields.Set {
 	}
 	return fields.Set{"status.phase": string(n.Status.Phase)}
 }
+
+// MarkTerminating sets a namespace being deleted Terminating.
+func MarkTerminating(obj runtime.Object) {
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		ns.Status.Phase = corev1.NamespaceTerminating
+	}
+}

@@ -3,6 +3,8 @@
 package pod
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"strconv"
 	"strings"
 
@@ -60,4 +62,28 @@ func Fields(obj runtime.Object) fields.Set {
 		"status.podIPs":            strings.Join(podIPs, ","),
 		"status.nominatedNodeName": pod.Status.NominatedNodeName,
 	}
+}
+
+// GracePeriod is upstream's CheckGracefulDelete for pods: the requested
+// grace period, else the pod's own; zero for pods that never ran on a node
+// or have finished.
+func GracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) int64 {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return 0
+	}
+	g := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		g = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if opts.GracePeriodSeconds != nil {
+		g = *opts.GracePeriodSeconds
+		if g < 0 {
+			g = 1
+		}
+	}
+	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+		return 0
+	}
+	return g
 }

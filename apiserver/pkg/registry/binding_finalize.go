@@ -14,30 +14,6 @@ import (
 	"skiff.dev/apiserver/pkg/storage"
 )
 
-// podGracePeriod is upstream's CheckGracefulDelete for pods: the requested
-// grace period, else the pod's own; zero for pods that never ran on a node
-// or have finished.
-func podGracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) int64 {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return 0
-	}
-	g := int64(corev1.DefaultTerminationGracePeriodSeconds)
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		g = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	if opts.GracePeriodSeconds != nil {
-		g = *opts.GracePeriodSeconds
-		if g < 0 {
-			g = 1
-		}
-	}
-	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
-		return 0
-	}
-	return g
-}
-
 // Bind assigns a pod to a node (pods/binding), as the scheduler does.
 func (s *Store) Bind(ctx context.Context, ns, name string, b *corev1.Binding, dryRun bool) error {
 	var errs field.ErrorList
@@ -106,12 +82,6 @@ func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
 		}
 	}
 	pod.Status.Conditions = append(pod.Status.Conditions, c)
-}
-
-func setNamespaceTerminating(obj runtime.Object) {
-	if ns, ok := obj.(*corev1.Namespace); ok {
-		ns.Status.Phase = corev1.NamespaceTerminating
-	}
 }
 
 // Finalize replaces a namespace's spec.finalizers (namespaces/finalize);
