@@ -79,6 +79,9 @@ func TestRunAndExposeMatchKubectl(t *testing.T) {
 		{"run", "web", "--image=nginx", "--port=80", "--labels=app=web", "--expose"},
 		{"run", "job", "--image=busybox", "--restart=Never", "--command", "--", "sh", "-c", "echo hi"},
 		{"expose", "deploy", "web", "--name=web-2", "--port=8080", "--target-port=http"},
+		// Stdin kept open for a later attach, with a terminal asked for.
+		{"run", "sin", "--image=busybox", "-i", "-t", "--attach=false", "--", "sh"},
+		{"run", "sin-open", "--image=busybox", "-i", "--attach=false", "--leave-stdin-open", "--restart=OnFailure"},
 	}
 	for _, args := range creates {
 		got := must(t, ts, "", append([]string{"-n", "sk"}, args...)...)
@@ -101,6 +104,33 @@ func TestRunAndExposeMatchKubectl(t *testing.T) {
 	sameStored(t, dyn, pods, "sk", "kc", "job")
 	sameStored(t, dyn, services, "sk", "kc", "web")
 	sameStored(t, dyn, services, "sk", "kc", "web-2")
+	sameStored(t, dyn, pods, "sk", "kc", "sin")
+	sameStored(t, dyn, pods, "sk", "kc", "sin-open")
+
+	// The attached run's flags refused as kubectl refuses them, with its
+	// messages (neither creates anything).
+	for _, args := range [][]string{
+		{"run", "x", "--image=busybox", "-t"},
+		{"run", "x", "--image=busybox", "--rm"},
+		{"run", "x", "--image=busybox", "--rm", "-i", "--attach=false"},
+		{"run", "x", "--image=busybox", "-i", "--dry-run=client"},
+		{"run", "x", "--image=busybox", "--attach", "--dry-run=server"},
+		{"run", "x", "--image=busybox", "-i", "--restart=Sometimes"},
+	} {
+		full := append([]string{"-n", "sk"}, args...)
+		r := skiffctl(t, ts, "", full...)
+		_, kerr, err := kubectlRun(t, ts, full...)
+		if r.err == nil || err == nil {
+			t.Errorf("%v: skiffctl %v, kubectl %v; want both refused", args, r.err, err)
+			continue
+		}
+		if want := strings.SplitN(kerr, "\n", 2)[0]; strings.SplitN(stderrOf(r), "\n", 2)[0] != want {
+			t.Errorf("%v: skiffctl says %q, kubectl %q", args, stderrOf(r), kerr)
+		}
+	}
+	if _, err := ts.Client.CoreV1().Pods("sk").Get(ctx, "x", metav1.GetOptions{}); err == nil {
+		t.Errorf("a refused run created its pod")
+	}
 
 	if r := skiffctl(t, ts, "", "run", "x", "--image=nginx", "--restart=Sometimes"); r.err == nil || !strings.Contains(r.err.Error(), "invalid restart policy: Sometimes") {
 		t.Errorf("a bad --restart: %v", r.err)
