@@ -4,16 +4,18 @@ Package printers turns API objects into the server-side tables that
 
 Upstream Kubernetes prints from its internal types in
 k8s.io/kubernetes/pkg/printers/internalversion; skiff keeps only the versioned
-k8s.io/api types, so this package re-implements the same column definitions and
-cell logic against those types. The goal is byte-for-byte the same columns, cell
+k8s.io/api types, so package tables re-implements the same column definitions and
+cell logic against those types, one Kind per kind, and each kind's row of the
+resource table (package registry) names its Kind. The goal is byte-for-byte the same columns, cell
 values, cell types and row conditions that a v1.32 kube-apiserver returns, so
 that kubectl (and anything else that renders tables) cannot tell the difference.
 
 Walkthrough:
 
-  - New builds a Printer and registers one handler per kind and one per list
-    kind. A handler is a list of column definitions plus a function that turns
-    one object into one row. Nothing is registered globally.
+  - New builds a Printer from the resource table: for each row that names a
+    Kind, one handler for the kind and one for its list. A handler is a list of
+    column definitions plus a function that turns one object into one row.
+    Nothing is registered globally.
   - Printer.Table looks the object's Go type up. Like the kube-apiserver, it
     always prints the "wide" form: every column, including those with
     Priority 1 that kubectl shows only with -o wide.

@@ -156,7 +156,7 @@ func TestPrintPod(t *testing.T) {
 				},
 			},
 			want:           []interface{}{"done-deleted", "0/1", "Completed", "0", age, "<none>", "<none>", "<none>", "<none>"},
-			wantConditions: podSucceededConditions(),
+			wantConditions: succeededConditions,
 		},
 		{
 			name: "completed",
@@ -169,7 +169,7 @@ func TestPrintPod(t *testing.T) {
 				},
 			},
 			want:           []interface{}{"job-x", "0/1", "Completed", "0", age, "<none>", "<none>", "<none>", "<none>"},
-			wantConditions: podSucceededConditions(),
+			wantConditions: succeededConditions,
 		},
 		{
 			name: "failed",
@@ -182,7 +182,7 @@ func TestPrintPod(t *testing.T) {
 				},
 			},
 			want:           []interface{}{"job-y", "0/1", "Error", "0", age, "<none>", "<none>", "<none>", "<none>"},
-			wantConditions: podFailedConditions(),
+			wantConditions: failedConditions,
 		},
 		{
 			name: "evicted",
@@ -192,7 +192,7 @@ func TestPrintPod(t *testing.T) {
 				Status:     corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"},
 			},
 			want:           []interface{}{"evicted", "0/1", "Evicted", "0", age, "<none>", "<none>", "<none>", "<none>"},
-			wantConditions: podFailedConditions(),
+			wantConditions: failedConditions,
 		},
 		{
 			name: "terminated by signal without a reason",
@@ -477,41 +477,6 @@ func TestPrintPod(t *testing.T) {
 	}
 }
 
-func TestPodRowConditionsValues(t *testing.T) {
-	want := []metav1.TableRowCondition{{
-		Type: metav1.RowCompleted, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "The pod has completed successfully.",
-	}}
-	if got := podSucceededConditions(); !reflect.DeepEqual(got, want) {
-		t.Errorf("succeeded conditions = %#v, want %#v", got, want)
-	}
-	want = []metav1.TableRowCondition{{
-		Type: metav1.RowCompleted, Status: metav1.ConditionTrue, Reason: "Failed", Message: "The pod failed.",
-	}}
-	if got := podFailedConditions(); !reflect.DeepEqual(got, want) {
-		t.Errorf("failed conditions = %#v, want %#v", got, want)
-	}
-}
-
-func TestPodIPPrefersStatusPodIP(t *testing.T) {
-	tests := []struct {
-		name   string
-		status corev1.PodStatus
-		want   string
-	}{
-		{name: "none", want: ""},
-		{name: "podIP only", status: corev1.PodStatus{PodIP: "10.0.0.1"}, want: "10.0.0.1"},
-		{name: "podIPs only", status: corev1.PodStatus{PodIPs: []corev1.PodIP{{IP: "10.0.0.2"}}}, want: "10.0.0.2"},
-		{name: "both differ", status: corev1.PodStatus{PodIP: "10.0.0.3", PodIPs: []corev1.PodIP{{IP: "10.0.0.4"}}}, want: "10.0.0.3"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := podIP(&tt.status); got != tt.want {
-				t.Errorf("podIP = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestPodListRows(t *testing.T) {
 	p := newTestPrinter()
 	list := &corev1.PodList{
@@ -544,3 +509,9 @@ func TestPodListRows(t *testing.T) {
 		t.Errorf("row object is not the list item")
 	}
 }
+
+// The row conditions of finished pods, as upstream prints them.
+var (
+	succeededConditions = []metav1.TableRowCondition{{Type: metav1.RowCompleted, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "The pod has completed successfully."}}
+	failedConditions    = []metav1.TableRowCondition{{Type: metav1.RowCompleted, Status: metav1.ConditionTrue, Reason: "Failed", Message: "The pod failed."}}
+)

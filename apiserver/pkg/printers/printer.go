@@ -1,6 +1,9 @@
 package printers
 
 import (
+	"skiff.dev/apiserver/pkg/printers/tables"
+	"skiff.dev/apiserver/pkg/registry"
+
 	"errors"
 	"fmt"
 	"reflect"
@@ -17,13 +20,7 @@ import (
 // its handler map.
 type Printer struct {
 	clock    clock.PassiveClock
-	handlers map[reflect.Type]handler
-}
-
-// handler prints one Go type: a kind or the list of a kind.
-type handler struct {
-	columns []metav1.TableColumnDefinition
-	rows    func(obj runtime.Object) ([]metav1.TableRow, error)
+	handlers map[reflect.Type]tables.Handler
 }
 
 // Option configures a Printer.
@@ -39,25 +36,25 @@ func WithClock(c clock.PassiveClock) Option {
 	}
 }
 
-// New returns a Printer with handlers for every kind skiff serves that has a
-// dedicated printer upstream.
+// New returns a Printer with the Table of every kind of the resource table
+// that names one (its row's Printer, from package tables); other kinds get
+// upstream's default NAME / CREATED AT table.
 func New(opts ...Option) *Printer {
 	p := &Printer{
 		clock:    clock.RealClock{},
-		handlers: map[reflect.Type]handler{},
+		handlers: map[reflect.Type]tables.Handler{},
 	}
 	for _, opt := range opts {
 		opt(p)
 	}
-	p.addCoreHandlers()
-	p.addAppsHandlers()
-	p.addCoordinationDiscoveryRBACHandlers()
-	p.addAdmissionRegistrationHandlers()
-	p.addAdmissionPolicyHandlers()
-	p.addWorkloadHandlers()
-	p.addClusterHandlers()
-	p.addAPIRegistrationHandlers()
-	p.addAutoscalingHandlers()
+	for _, r := range registry.Resources() {
+		if r.Printer == nil {
+			continue
+		}
+		for typ, h := range r.Printer.Handlers(p.clock) {
+			p.handlers[typ] = h
+		}
+	}
 	return p
 }
 
@@ -76,7 +73,7 @@ func (p *Printer) Table(obj runtime.Object, noHeaders bool) (*metav1.Table, erro
 	if !ok {
 		return defaultTable(obj, noHeaders)
 	}
-	rows, err := h.rows(obj)
+	rows, err := h.Rows(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +83,7 @@ func (p *Printer) Table(obj runtime.Object, noHeaders bool) (*metav1.Table, erro
 	}
 	if !noHeaders {
 		// The server always prints the wide form, so every column is kept.
-		table.ColumnDefinitions = append([]metav1.TableColumnDefinition(nil), h.columns...)
+		table.ColumnDefinitions = append([]metav1.TableColumnDefinition(nil), h.Columns...)
 	}
 	setListMeta(table, obj)
 	return table, nil
@@ -119,8 +116,8 @@ func defaultTable(obj runtime.Object, noHeaders bool) (*metav1.Table, error) {
 	setListMeta(table, obj)
 	if !noHeaders {
 		table.ColumnDefinitions = []metav1.TableColumnDefinition{
-			{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc["name"]},
-			{Name: "Created At", Type: "date", Description: objectMetaDoc["creationTimestamp"]},
+			{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
+			{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
 		}
 	}
 	return table, nil
@@ -147,38 +144,3 @@ func isNil(obj runtime.Object) bool {
 	v := reflect.ValueOf(obj)
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
-
-// register adds the handlers for a kind (*T) and its list (L), sharing one
-// set of columns as upstream does.
-func register[T any, PT interface {
-	*T
-	runtime.Object
-}, L runtime.Object](p *Printer, columns []metav1.TableColumnDefinition, print func(PT) metav1.TableRow, items func(L) []T) {
-	p.handlers[reflect.TypeFor[PT]()] = handler{
-		columns: columns,
-		rows: func(obj runtime.Object) ([]metav1.TableRow, error) {
-			typed, ok := obj.(PT)
-			if !ok {
-				return nil, fmt.Errorf("printers: expected %v, got %T", reflect.TypeFor[PT](), obj)
-			}
-			return []metav1.TableRow{print(typed)}, nil
-		},
-	}
-	p.handlers[reflect.TypeFor[L]()] = handler{
-		columns: columns,
-		rows: func(obj runtime.Object) ([]metav1.TableRow, error) {
-			list, ok := obj.(L)
-			if !ok {
-				return nil, fmt.Errorf("printers: expected %v, got %T", reflect.TypeFor[L](), obj)
-			}
-			all := items(list)
-			rows := make([]metav1.TableRow, 0, len(all))
-			for i := range all {
-				rows = append(rows, print(PT(&all[i])))
-			}
-			return rows, nil
-		},
-	}
-}
-
-func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }

@@ -202,14 +202,14 @@ func TestEveryHandlerFillsEveryColumn(t *testing.T) {
 			t.Errorf("%v is not a runtime.Object", typ)
 			continue
 		}
-		rows, err := h.rows(obj)
+		rows, err := h.Rows(obj)
 		if err != nil {
 			t.Errorf("%v: %v", typ, err)
 			continue
 		}
 		for _, row := range rows {
-			if len(row.Cells) != len(h.columns) {
-				t.Errorf("%v: %d cells for %d columns", typ, len(row.Cells), len(h.columns))
+			if len(row.Cells) != len(h.Columns) {
+				t.Errorf("%v: %d cells for %d columns", typ, len(row.Cells), len(h.Columns))
 			}
 			if row.Object.Object != obj {
 				t.Errorf("%v: row object is %p, want the printed object %p", typ, row.Object.Object, obj)

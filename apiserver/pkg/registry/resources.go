@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"skiff.dev/apiserver/pkg/printers/tables"
+
 	"skiff.dev/apiserver/pkg/registry/certificates/certificatesigningrequest"
 	"skiff.dev/apiserver/pkg/registry/core/resourcequota"
 	"skiff.dev/apiserver/pkg/registry/core/service"
@@ -112,6 +114,10 @@ type Resource struct {
 	// (set finalizers and conditions) instead of deleting it at once, as a
 	// CustomResourceDefinition takes customresourcecleanup.apiextensions.k8s.io.
 	MarkDeleting func(obj runtime.Object)
+	// Printer, when set, prints the kind's server-side Table with
+	// upstream's columns (package printers/tables); others get the default
+	// NAME / CREATED AT table.
+	Printer *tables.Kind
 	// Hooks, when set, builds the store's CreateHook / UpdateHook /
 	// DeleteHook of the kind (a Service's IP allocation, a quota's status)
 	// from what the server provides.

@@ -1,7 +1,8 @@
-package printers
+package tables
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -14,31 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// addCoordinationDiscoveryRBACHandlers registers coordination, discovery and RBAC kinds. Role and
-// ClusterRole are deliberately absent: upstream has no printer for them and
-// serves the default NAME / CREATED AT table.
-func (p *Printer) addCoordinationDiscoveryRBACHandlers() {
-	register(p, []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
-		ageColumn(),
-	}, p.printLease, func(l *coordinationv1.LeaseList) []coordinationv1.Lease { return l.Items })
-
-	register(p, []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "AddressType", Type: "string", Description: discoveryv1beta1.EndpointSlice{}.SwaggerDoc()["addressType"]},
-		{Name: "Ports", Type: "string", Description: discoveryv1beta1.EndpointSlice{}.SwaggerDoc()["ports"]},
-		{Name: "Endpoints", Type: "string", Description: discoveryv1beta1.EndpointSlice{}.SwaggerDoc()["endpoints"]},
-		ageColumn(),
-	}, p.printEndpointSlice, func(l *discoveryv1.EndpointSliceList) []discoveryv1.EndpointSlice { return l.Items })
-
-	register(p, bindingColumns(rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"], "roleBinding"),
-		p.printRoleBinding, func(l *rbacv1.RoleBindingList) []rbacv1.RoleBinding { return l.Items })
-
-	register(p, bindingColumns(rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"], "clusterRoleBinding"),
-		p.printClusterRoleBinding, func(l *rbacv1.ClusterRoleBindingList) []rbacv1.ClusterRoleBinding { return l.Items })
-}
-
 func bindingColumns(roleRefDescription, kind string) []metav1.TableColumnDefinition {
 	return []metav1.TableColumnDefinition{
 		nameColumn(),
@@ -50,7 +26,7 @@ func bindingColumns(roleRefDescription, kind string) []metav1.TableColumnDefinit
 	}
 }
 
-func (p *Printer) printLease(obj *coordinationv1.Lease) metav1.TableRow {
+func (p *printer) printLease(obj *coordinationv1.Lease) metav1.TableRow {
 	var holderIdentity string
 	if obj.Spec.HolderIdentity != nil {
 		holderIdentity = *obj.Spec.HolderIdentity
@@ -61,7 +37,7 @@ func (p *Printer) printLease(obj *coordinationv1.Lease) metav1.TableRow {
 	}
 }
 
-func (p *Printer) printEndpointSlice(obj *discoveryv1.EndpointSlice) metav1.TableRow {
+func (p *printer) printEndpointSlice(obj *discoveryv1.EndpointSlice) metav1.TableRow {
 	return metav1.TableRow{
 		Object: runtime.RawExtension{Object: obj},
 		Cells: []interface{}{
@@ -116,15 +92,15 @@ func formatDiscoveryEndpoints(endpoints []discoveryv1.Endpoint) string {
 	return listWithMore(list, more, count, max)
 }
 
-func (p *Printer) printRoleBinding(obj *rbacv1.RoleBinding) metav1.TableRow {
+func (p *printer) printRoleBinding(obj *rbacv1.RoleBinding) metav1.TableRow {
 	return p.bindingRow(obj, obj.Name, obj.RoleRef, obj.Subjects, obj.CreationTimestamp)
 }
 
-func (p *Printer) printClusterRoleBinding(obj *rbacv1.ClusterRoleBinding) metav1.TableRow {
+func (p *printer) printClusterRoleBinding(obj *rbacv1.ClusterRoleBinding) metav1.TableRow {
 	return p.bindingRow(obj, obj.Name, obj.RoleRef, obj.Subjects, obj.CreationTimestamp)
 }
 
-func (p *Printer) bindingRow(obj runtime.Object, name string, roleRef rbacv1.RoleRef, subjects []rbacv1.Subject, created metav1.Time) metav1.TableRow {
+func (p *printer) bindingRow(obj runtime.Object, name string, roleRef rbacv1.RoleRef, subjects []rbacv1.Subject, created metav1.Time) metav1.TableRow {
 	users, groups, sas := subjectsStrings(subjects)
 	return metav1.TableRow{
 		Object: runtime.RawExtension{Object: obj},
@@ -154,3 +130,35 @@ func subjectsStrings(subjects []rbacv1.Subject) (users, groups, serviceAccounts 
 	}
 	return users, groups, serviceAccounts
 }
+
+// Lease prints coordinationv1.Lease objects and lists.
+var Lease = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
+		ageColumn(),
+	}, p.printLease, func(l *coordinationv1.LeaseList) []coordinationv1.Lease { return l.Items })
+}}
+
+// EndpointSlice prints discoveryv1.EndpointSlice objects and lists.
+var EndpointSlice = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "AddressType", Type: "string", Description: discoveryv1beta1.EndpointSlice{}.SwaggerDoc()["addressType"]},
+		{Name: "Ports", Type: "string", Description: discoveryv1beta1.EndpointSlice{}.SwaggerDoc()["ports"]},
+		{Name: "Endpoints", Type: "string", Description: discoveryv1beta1.EndpointSlice{}.SwaggerDoc()["endpoints"]},
+		ageColumn(),
+	}, p.printEndpointSlice, func(l *discoveryv1.EndpointSliceList) []discoveryv1.EndpointSlice { return l.Items })
+}}
+
+// RoleBinding prints rbacv1.RoleBinding objects and lists.
+var RoleBinding = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers(bindingColumns(rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"], "roleBinding"),
+		p.printRoleBinding, func(l *rbacv1.RoleBindingList) []rbacv1.RoleBinding { return l.Items })
+}}
+
+// ClusterRoleBinding prints rbacv1.ClusterRoleBinding objects and lists.
+var ClusterRoleBinding = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers(bindingColumns(rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"], "clusterRoleBinding"),
+		p.printClusterRoleBinding, func(l *rbacv1.ClusterRoleBindingList) []rbacv1.ClusterRoleBinding { return l.Items })
+}}

@@ -1,49 +1,21 @@
-package printers
+package tables
 
 import (
+	autoscalingv2beta1 "k8s.io/api/autoscaling/v2beta1"
+
 	"fmt"
+	"reflect"
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	autoscalingv2beta1 "k8s.io/api/autoscaling/v2beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"skiff.dev/apiserver/pkg/apis/convert"
 )
 
-// addAutoscalingHandlers registers HorizontalPodAutoscaler, both versions,
-// with upstream's columns; a v1 object prints as the v2 object it is
-// stored as, as upstream prints its internal type.
-func (p *Printer) addAutoscalingHandlers() {
-	columns := []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "Reference", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["scaleTargetRef"]},
-		{Name: "Targets", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["metrics"]},
-		{Name: "MinPods", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["minReplicas"]},
-		{Name: "MaxPods", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["maxReplicas"]},
-		{Name: "Replicas", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerStatus{}.SwaggerDoc()["currentReplicas"]},
-		ageColumn(),
-	}
-	register(p, columns, p.printHorizontalPodAutoscaler,
-		func(l *autoscalingv2.HorizontalPodAutoscalerList) []autoscalingv2.HorizontalPodAutoscaler {
-			return l.Items
-		})
-	register(p, columns, func(obj *autoscalingv1.HorizontalPodAutoscaler) metav1.TableRow {
-		h, err := convert.HPAFromV1(obj)
-		if err != nil {
-			h = &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: obj.ObjectMeta}
-		}
-		r := p.printHorizontalPodAutoscaler(h)
-		r.Object.Object = obj
-		return r
-	}, func(l *autoscalingv1.HorizontalPodAutoscalerList) []autoscalingv1.HorizontalPodAutoscaler {
-		return l.Items
-	})
-}
-
-func (p *Printer) printHorizontalPodAutoscaler(obj *autoscalingv2.HorizontalPodAutoscaler) metav1.TableRow {
+func (p *printer) printHorizontalPodAutoscaler(obj *autoscalingv2.HorizontalPodAutoscaler) metav1.TableRow {
 	reference := fmt.Sprintf("%s/%s", obj.Spec.ScaleTargetRef.Kind, obj.Spec.ScaleTargetRef.Name)
 	minPods := unset
 	if obj.Spec.MinReplicas != nil {
@@ -142,4 +114,40 @@ func formatHPAMetrics(specs []autoscalingv2.MetricSpec, statuses []autoscalingv2
 		return fmt.Sprintf("%s + %d more...", strings.Join(list[:maximum], ", "), len(list)-maximum)
 	}
 	return strings.Join(list, ", ")
+}
+
+// HorizontalPodAutoscaler prints autoscalingv2.HorizontalPodAutoscaler objects and lists.
+var HorizontalPodAutoscaler = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers(hpaColumns(), p.printHorizontalPodAutoscaler,
+		func(l *autoscalingv2.HorizontalPodAutoscalerList) []autoscalingv2.HorizontalPodAutoscaler {
+			return l.Items
+		})
+}}
+
+// HorizontalPodAutoscalerV1 prints autoscalingv1.HorizontalPodAutoscaler objects and lists.
+var HorizontalPodAutoscalerV1 = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers(hpaColumns(), func(obj *autoscalingv1.HorizontalPodAutoscaler) metav1.TableRow {
+		h, err := convert.HPAFromV1(obj)
+		if err != nil {
+			h = &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: obj.ObjectMeta}
+		}
+		r := p.printHorizontalPodAutoscaler(h)
+		r.Object.Object = obj
+		return r
+	}, func(l *autoscalingv1.HorizontalPodAutoscalerList) []autoscalingv1.HorizontalPodAutoscaler {
+		return l.Items
+	})
+}}
+
+// hpaColumns are the columns of HorizontalPodAutoscalers of both versions.
+func hpaColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Reference", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["scaleTargetRef"]},
+		{Name: "Targets", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["metrics"]},
+		{Name: "MinPods", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["minReplicas"]},
+		{Name: "MaxPods", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["maxReplicas"]},
+		{Name: "Replicas", Type: "string", Description: autoscalingv2beta1.HorizontalPodAutoscalerStatus{}.SwaggerDoc()["currentReplicas"]},
+		ageColumn(),
+	}
 }

@@ -1,8 +1,12 @@
-package printers
+package tables
 
 import (
+	eventsv1 "k8s.io/api/events/v1"
+	"skiff.dev/apiserver/pkg/apis/convert"
+
 	"fmt"
 	"net"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -24,85 +28,14 @@ const (
 	nodeLabelRole = "kubernetes.io/role"
 )
 
-func (p *Printer) addCoreHandlers() {
-	register(p, podColumns(), p.printPod, func(l *corev1.PodList) []corev1.Pod { return l.Items })
-
-	register(p, []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "Status", Type: "string", Description: "The status of the namespace"},
-		ageColumn(),
-	}, p.printNamespace, func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items })
-
-	register(p, []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "Status", Type: "string", Description: "The status of the node"},
-		{Name: "Roles", Type: "string", Description: "The roles of the node"},
-		ageColumn(),
-		{Name: "Version", Type: "string", Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kubeletVersion"]},
-		{Name: "Internal-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
-		{Name: "External-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
-		{Name: "OS-Image", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["osImage"]},
-		{Name: "Kernel-Version", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"]},
-		{Name: "Container-Runtime", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"]},
-	}, p.printNode, func(l *corev1.NodeList) []corev1.Node { return l.Items })
-
-	register(p, []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "Type", Type: "string", Description: corev1.ServiceSpec{}.SwaggerDoc()["type"]},
-		{Name: "Cluster-IP", Type: "string", Description: corev1.ServiceSpec{}.SwaggerDoc()["clusterIP"]},
-		{Name: "External-IP", Type: "string", Description: corev1.ServiceSpec{}.SwaggerDoc()["externalIPs"]},
-		{Name: "Port(s)", Type: "string", Description: corev1.ServiceSpec{}.SwaggerDoc()["ports"]},
-		ageColumn(),
-		{Name: "Selector", Type: "string", Priority: 1, Description: corev1.ServiceSpec{}.SwaggerDoc()["selector"]},
-	}, p.printService, func(l *corev1.ServiceList) []corev1.Service { return l.Items })
-
-	register(p, []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "Endpoints", Type: "string", Description: corev1.Endpoints{}.SwaggerDoc()["subsets"]},
-		ageColumn(),
-	}, p.printEndpoints, func(l *corev1.EndpointsList) []corev1.Endpoints { return l.Items })
-
-	register(p, []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
-		ageColumn(),
-	}, p.printConfigMap, func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items })
-
-	register(p, []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
-		{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
-		ageColumn(),
-	}, p.printSecret, func(l *corev1.SecretList) []corev1.Secret { return l.Items })
-
-	register(p, []metav1.TableColumnDefinition{
-		nameColumn(),
-		{Name: "Secrets", Type: "string", Description: corev1.ServiceAccount{}.SwaggerDoc()["secrets"]},
-		ageColumn(),
-	}, p.printServiceAccount, func(l *corev1.ServiceAccountList) []corev1.ServiceAccount { return l.Items })
-
-	register(p, []metav1.TableColumnDefinition{
-		{Name: "Last Seen", Type: "string", Description: corev1.Event{}.SwaggerDoc()["lastTimestamp"]},
-		{Name: "Type", Type: "string", Description: corev1.Event{}.SwaggerDoc()["type"]},
-		{Name: "Reason", Type: "string", Description: corev1.Event{}.SwaggerDoc()["reason"]},
-		{Name: "Object", Type: "string", Description: corev1.Event{}.SwaggerDoc()["involvedObject"]},
-		{Name: "Subobject", Type: "string", Priority: 1, Description: corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]},
-		{Name: "Source", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["source"]},
-		{Name: "Message", Type: "string", Description: corev1.Event{}.SwaggerDoc()["message"]},
-		{Name: "First Seen", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["firstTimestamp"]},
-		{Name: "Count", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["count"]},
-		{Name: "Name", Type: "string", Priority: 1, Format: "name", Description: objectMetaDoc["name"]},
-	}, p.printEvent, func(l *corev1.EventList) []corev1.Event { return l.Items })
-}
-
-func (p *Printer) printNamespace(obj *corev1.Namespace) metav1.TableRow {
+func (p *printer) printNamespace(obj *corev1.Namespace) metav1.TableRow {
 	return metav1.TableRow{
 		Object: runtime.RawExtension{Object: obj},
 		Cells:  []interface{}{obj.Name, string(obj.Status.Phase), p.since(obj.CreationTimestamp)},
 	}
 }
 
-func (p *Printer) printConfigMap(obj *corev1.ConfigMap) metav1.TableRow {
+func (p *printer) printConfigMap(obj *corev1.ConfigMap) metav1.TableRow {
 	return metav1.TableRow{
 		Object: runtime.RawExtension{Object: obj},
 		Cells:  []interface{}{obj.Name, int64(len(obj.Data) + len(obj.BinaryData)), p.since(obj.CreationTimestamp)},
@@ -111,7 +44,7 @@ func (p *Printer) printConfigMap(obj *corev1.ConfigMap) metav1.TableRow {
 
 // printSecret counts the keys of data, and of stringData, which upstream's
 // conversion to the internal type merges into data.
-func (p *Printer) printSecret(obj *corev1.Secret) metav1.TableRow {
+func (p *printer) printSecret(obj *corev1.Secret) metav1.TableRow {
 	keys := len(obj.Data)
 	for k := range obj.StringData {
 		if _, ok := obj.Data[k]; !ok {
@@ -124,7 +57,7 @@ func (p *Printer) printSecret(obj *corev1.Secret) metav1.TableRow {
 	}
 }
 
-func (p *Printer) printServiceAccount(obj *corev1.ServiceAccount) metav1.TableRow {
+func (p *printer) printServiceAccount(obj *corev1.ServiceAccount) metav1.TableRow {
 	return metav1.TableRow{
 		Object: runtime.RawExtension{Object: obj},
 		Cells:  []interface{}{obj.Name, int64(len(obj.Secrets)), p.since(obj.CreationTimestamp)},
@@ -133,7 +66,7 @@ func (p *Printer) printServiceAccount(obj *corev1.ServiceAccount) metav1.TableRo
 
 // printNode shows Ready/NotReady/Unknown from the Ready condition, plus
 // SchedulingDisabled when cordoned.
-func (p *Printer) printNode(obj *corev1.Node) metav1.TableRow {
+func (p *printer) printNode(obj *corev1.Node) metav1.TableRow {
 	var status []string
 	for i := range obj.Status.Conditions {
 		cond := obj.Status.Conditions[i]
@@ -215,7 +148,7 @@ func findNodeRoles(node *corev1.Node) []string {
 	return sets.List(roles)
 }
 
-func (p *Printer) printService(obj *corev1.Service) metav1.TableRow {
+func (p *printer) printService(obj *corev1.Service) metav1.TableRow {
 	svcPorts := makePortString(obj.Spec.Ports)
 	if svcPorts == "" {
 		svcPorts = none
@@ -301,7 +234,7 @@ func makePortString(ports []corev1.ServicePort) string {
 	return strings.Join(pieces, ",")
 }
 
-func (p *Printer) printEndpoints(obj *corev1.Endpoints) metav1.TableRow {
+func (p *printer) printEndpoints(obj *corev1.Endpoints) metav1.TableRow {
 	return metav1.TableRow{
 		Object: runtime.RawExtension{Object: obj},
 		Cells:  []interface{}{obj.Name, formatEndpoints(obj), p.since(obj.CreationTimestamp)},
@@ -353,7 +286,7 @@ func formatEndpoints(endpoints *corev1.Endpoints) string {
 
 // printEvent prints core/v1 events, taking the series and the newer
 // eventTime/reportingController fields into account as upstream does.
-func (p *Printer) printEvent(obj *corev1.Event) metav1.TableRow {
+func (p *printer) printEvent(obj *corev1.Event) metav1.TableRow {
 	firstTimestamp := p.since(obj.FirstTimestamp)
 	if obj.FirstTimestamp.IsZero() {
 		firstTimestamp = p.sinceMicro(obj.EventTime)
@@ -404,4 +337,114 @@ func formatEventSource(es corev1.EventSource, reportingController, reportingInst
 		return component
 	}
 	return component + ", " + instance
+}
+
+// Pod prints corev1.Pod objects and lists.
+var Pod = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers(podColumns(), p.printPod, func(l *corev1.PodList) []corev1.Pod { return l.Items })
+}}
+
+// Namespace prints corev1.Namespace objects and lists.
+var Namespace = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Status", Type: "string", Description: "The status of the namespace"},
+		ageColumn(),
+	}, p.printNamespace, func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items })
+}}
+
+// Node prints corev1.Node objects and lists.
+var Node = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Status", Type: "string", Description: "The status of the node"},
+		{Name: "Roles", Type: "string", Description: "The roles of the node"},
+		ageColumn(),
+		{Name: "Version", Type: "string", Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kubeletVersion"]},
+		{Name: "Internal-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
+		{Name: "External-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
+		{Name: "OS-Image", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["osImage"]},
+		{Name: "Kernel-Version", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"]},
+		{Name: "Container-Runtime", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"]},
+	}, p.printNode, func(l *corev1.NodeList) []corev1.Node { return l.Items })
+}}
+
+// Service prints corev1.Service objects and lists.
+var Service = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Type", Type: "string", Description: corev1.ServiceSpec{}.SwaggerDoc()["type"]},
+		{Name: "Cluster-IP", Type: "string", Description: corev1.ServiceSpec{}.SwaggerDoc()["clusterIP"]},
+		{Name: "External-IP", Type: "string", Description: corev1.ServiceSpec{}.SwaggerDoc()["externalIPs"]},
+		{Name: "Port(s)", Type: "string", Description: corev1.ServiceSpec{}.SwaggerDoc()["ports"]},
+		ageColumn(),
+		{Name: "Selector", Type: "string", Priority: 1, Description: corev1.ServiceSpec{}.SwaggerDoc()["selector"]},
+	}, p.printService, func(l *corev1.ServiceList) []corev1.Service { return l.Items })
+}}
+
+// Endpoints prints corev1.Endpoints objects and lists.
+var Endpoints = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Endpoints", Type: "string", Description: corev1.Endpoints{}.SwaggerDoc()["subsets"]},
+		ageColumn(),
+	}, p.printEndpoints, func(l *corev1.EndpointsList) []corev1.Endpoints { return l.Items })
+}}
+
+// ConfigMap prints corev1.ConfigMap objects and lists.
+var ConfigMap = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
+		ageColumn(),
+	}, p.printConfigMap, func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items })
+}}
+
+// Secret prints corev1.Secret objects and lists.
+var Secret = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
+		{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
+		ageColumn(),
+	}, p.printSecret, func(l *corev1.SecretList) []corev1.Secret { return l.Items })
+}}
+
+// ServiceAccount prints corev1.ServiceAccount objects and lists.
+var ServiceAccount = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Secrets", Type: "string", Description: corev1.ServiceAccount{}.SwaggerDoc()["secrets"]},
+		ageColumn(),
+	}, p.printServiceAccount, func(l *corev1.ServiceAccountList) []corev1.ServiceAccount { return l.Items })
+}}
+
+// Event prints corev1.Event objects and lists.
+var Event = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers(eventColumns(), p.printEvent, func(l *corev1.EventList) []corev1.Event { return l.Items })
+}}
+
+// EventV1 prints events.k8s.io Events as the core Events they are stored as.
+var EventV1 = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers(eventColumns(), func(e *eventsv1.Event) metav1.TableRow {
+		r := p.printEvent(convert.EventToCore(e))
+		r.Object = runtime.RawExtension{Object: e}
+		return r
+	}, func(l *eventsv1.EventList) []eventsv1.Event { return l.Items })
+}}
+
+// eventColumns are the columns of Events of both groups.
+func eventColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		{Name: "Last Seen", Type: "string", Description: corev1.Event{}.SwaggerDoc()["lastTimestamp"]},
+		{Name: "Type", Type: "string", Description: corev1.Event{}.SwaggerDoc()["type"]},
+		{Name: "Reason", Type: "string", Description: corev1.Event{}.SwaggerDoc()["reason"]},
+		{Name: "Object", Type: "string", Description: corev1.Event{}.SwaggerDoc()["involvedObject"]},
+		{Name: "Subobject", Type: "string", Priority: 1, Description: corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]},
+		{Name: "Source", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["source"]},
+		{Name: "Message", Type: "string", Description: corev1.Event{}.SwaggerDoc()["message"]},
+		{Name: "First Seen", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["firstTimestamp"]},
+		{Name: "Count", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["count"]},
+		{Name: "Name", Type: "string", Priority: 1, Format: "name", Description: objectMetaDoc["name"]},
+	}
 }

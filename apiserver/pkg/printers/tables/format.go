@@ -1,4 +1,4 @@
-package printers
+package tables
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ func ageColumn() metav1.TableColumnDefinition {
 
 // since returns the time elapsed since ts, as kubectl shows it ("5m", "3d4h"),
 // or "<unknown>" for a zero time.
-func (p *Printer) since(ts metav1.Time) string {
+func (p *printer) since(ts metav1.Time) string {
 	if ts.IsZero() {
 		return unknown
 	}
@@ -40,7 +40,7 @@ func (p *Printer) since(ts metav1.Time) string {
 }
 
 // sinceMicro is since for MicroTime.
-func (p *Printer) sinceMicro(ts metav1.MicroTime) string {
+func (p *printer) sinceMicro(ts metav1.MicroTime) string {
 	if ts.IsZero() {
 		return unknown
 	}

@@ -1,4 +1,4 @@
-package printers
+package tables
 
 import (
 	"fmt"
@@ -41,7 +41,7 @@ func podFailedConditions() []metav1.TableRowCondition {
 // (and started, ready sidecars), STATUS is the most telling reason among
 // init containers, containers and the pod itself, RESTARTS adds when the
 // last restart happened.
-func (p *Printer) printPod(pod *corev1.Pod) metav1.TableRow {
+func (p *printer) printPod(pod *corev1.Pod) metav1.TableRow {
 	restarts := 0
 	sidecarRestarts := 0
 	totalContainers := len(pod.Spec.Containers)
