@@ -38,6 +38,26 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// tracedClient starts a collector, a provider exporting to it, and a
+// server answering a pod; got holds the last request's headers.
+func tracedClient(t *testing.T) (*tracingtest.Collector, Provider, kubernetes.Interface, *http.Header) {
+	col := tracingtest.Start(t)
+	o := NewOptions()
+	o.Endpoint = col.Endpoint()
+	tp, err := o.NewProvider(context.Background(), "skiff-test", "node-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := new(http.Header)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		*got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns","uid":"u1"}}`))
+	}))
+	t.Cleanup(srv.Close)
+	return col, tp, kubernetes.NewForConfigOrDie(WrapConfig(&rest.Config{Host: srv.URL}, tp)), got
+}
+
 // Off: a no-op provider, the client configuration untouched, and Start
 // hands back the very context.
 func TestOffCostsNothing(t *testing.T) {
@@ -64,21 +84,7 @@ func TestOffCostsNothing(t *testing.T) {
 // request carries the span's trace id in traceparent; children keep the
 // trace.
 func TestExportsAndPropagates(t *testing.T) {
-	col := tracingtest.Start(t)
-	o := NewOptions()
-	o.Endpoint = col.Endpoint()
-	tp, err := o.NewProvider(context.Background(), "skiff-test", "node-a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got http.Header
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.Header.Clone()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns","uid":"u1"}}`))
-	}))
-	defer srv.Close()
-	client := kubernetes.NewForConfigOrDie(WrapConfig(&rest.Config{Host: srv.URL}, tp))
+	col, tp, client, got := tracedClient(t)
 
 	ctx, root := Tracer(tp, "test").Start(context.Background(), "root")
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1"}}
@@ -91,7 +97,7 @@ func TestExportsAndPropagates(t *testing.T) {
 	Shutdown(context.Background(), tp)
 
 	traceID := root.SpanContext().TraceID().String()
-	sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(got)))
+	sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(*got)))
 	if sc.TraceID().String() != traceID {
 		t.Fatalf("request's traceparent %q, want trace %s", got.Get("traceparent"), traceID)
 	}
@@ -111,21 +117,7 @@ func TestExportsAndPropagates(t *testing.T) {
 // A request made outside any span is not traced and carries no
 // traceparent.
 func TestUntracedRequestsStayPlain(t *testing.T) {
-	col := tracingtest.Start(t)
-	o := NewOptions()
-	o.Endpoint = col.Endpoint()
-	tp, err := o.NewProvider(context.Background(), "skiff-test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got http.Header
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.Header.Clone()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns"}}`))
-	}))
-	defer srv.Close()
-	client := kubernetes.NewForConfigOrDie(WrapConfig(&rest.Config{Host: srv.URL}, tp))
+	col, tp, client, got := tracedClient(t)
 	if _, err := client.CoreV1().Pods("ns").Get(context.Background(), "p", metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,32 +2,17 @@ package integration
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"skiff.dev/apiserver/pkg/server"
 	"skiff.dev/apiserver/pkg/testserver"
 	"skiff.dev/component-base/tracing/tracingtest"
 )
-
-// traceparentTransport sends a fixed W3C traceparent, as a traced client
-// would.
-type traceparentTransport struct {
-	rt          http.RoundTripper
-	traceparent string
-}
-
-func (t traceparentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("traceparent", t.traceparent)
-	return t.rt.RoundTrip(r)
-}
 
 // TestTracing: with --tracing-endpoint the API server exports each
 // request as a KubernetesAPI span, the child of the client's traceparent,
@@ -39,11 +24,7 @@ func TestTracing(t *testing.T) {
 	ts := testserver.Start(t, func(o *server.Options) { o.Tracing.Endpoint = col.Endpoint() })
 
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	cfg := rest.CopyConfig(ts.AdminConfig)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return traceparentTransport{rt: rt, traceparent: "00-" + traceID + "-" + parentID + "-01"}
-	})
-	client := kubernetes.NewForConfigOrDie(cfg)
+	client := kubernetes.NewForConfigOrDie(tracingtest.WithTraceparent(ts.AdminConfig, traceID, parentID))
 	pod, err := client.CoreV1().Pods("default").Create(context.Background(), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "traced"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},

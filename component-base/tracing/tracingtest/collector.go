@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/grpc"
+	"k8s.io/client-go/rest"
 )
 
 // Span is one exported span, flattened.
@@ -198,3 +200,23 @@ func (c *Collector) Wait(t testing.TB, timeout time.Duration, what string, m Mat
 		}
 	}
 }
+
+// WithTraceparent returns a copy of cfg whose requests carry the W3C
+// traceparent of a sampled span spanID in trace traceID (hex), as a traced
+// client's do.
+func WithTraceparent(cfg *rest.Config, traceID, spanID string) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	value := "00-" + traceID + "-" + spanID + "-01"
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			r.Header.Set("traceparent", value)
+			return rt.RoundTrip(r)
+		})
+	})
+	return cfg
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
