@@ -99,4 +99,3 @@ func TestRuleCompileErrors(t *testing.T) {
 		})
 	}
 }
-

@@ -3,6 +3,7 @@ package apiextensions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -13,11 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage"
+	"skiff.dev/apiserver/pkg/storefeed"
 	"skiff.dev/apiserver/pkg/webhook"
 )
 
@@ -50,8 +54,17 @@ type Controller struct {
 	// (the server's readiness waits for it, as upstream's
 	// crd-informer-synced).
 	Synced chan struct{}
+	// ListerWatcher, when set, is where the controller's informer lists
+	// and watches CRDs instead of CRDs (tests count its calls).
+	ListerWatcher cache.ListerWatcher
 
 	serving map[string]*served
+	queue   workqueue.TypedRateLimitingInterface[string]
+	// crds is the informer's cache of CRDs, with the controller's own
+	// status writes.
+	crds cache.MutationCache
+	// changed: what is served changed since the last publish.
+	changed bool
 }
 
 // served is what serves one CRD.
@@ -68,24 +81,82 @@ func systemContext(ctx context.Context) context.Context {
 	return authn.WithUser(ctx, &authn.User{Name: "system:apiserver", Groups: []string{"system:masters"}})
 }
 
-// Run reconciles until ctx ends: after a list, and after every change of a
-// CRD seen by a watch.
+// Run serves and reconciles CRDs until ctx ends. An informer lists the
+// CRDs once and then watches them (client-go's reflector over the CRD
+// store, resuming from the last resourceVersion); each change queues the
+// name of the CRD it concerns, and a worker reconciles one CRD per key, as
+// upstream's controllers do. The CRDs stored at start are reconciled, in
+// creation order, before Synced closes.
 func (c *Controller) Run(ctx context.Context) error {
 	ctx = systemContext(ctx)
 	logger := klog.FromContext(ctx).WithName("crd-controller")
+	ctx = klog.NewContext(ctx, logger)
 	c.serving = map[string]*served{}
 	defer c.stopAll()
-	for ctx.Err() == nil {
-		if err := c.watchAndReconcile(ctx); err != nil && ctx.Err() == nil {
-			logger.Error(err, "watching CustomResourceDefinitions; retrying")
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "crd_controller"})
+	defer c.queue.ShutDown()
+	// The worker's wait for the next key ends with ctx.
+	stop := context.AfterFunc(ctx, c.queue.ShutDown)
+	defer stop()
+	lw := c.ListerWatcher
+	if lw == nil {
+		lw = storefeed.ListWatch(ctx, c.CRDs, nil)
+	}
+	indexer, informer := cache.NewIndexerInformer(lw, &apiextensionsv1.CustomResourceDefinition{}, 0,
+		cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { c.enqueue(obj) },
+			UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+			DeleteFunc: func(obj any) {
+				if gone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = gone.Obj
+				}
+				c.enqueue(obj)
+				// Its names are free now for the others of its group.
+				if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+					c.enqueueGroup(crd.Spec.Group, crd.Name)
+				}
+			},
+		},
+		cache.Indexers{groupIndex: func(obj any) ([]string, error) {
+			return []string{obj.(*apiextensionsv1.CustomResourceDefinition).Spec.Group}, nil
+		}})
+	// The controller's own status writes are seen at once, before the
+	// watch brings them, so that two CRDs cannot both take a name.
+	c.crds = cache.NewIntegerResourceVersionMutationCache(indexer, indexer, time.Minute, false)
+	go informer.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return nil
+	}
+	initial := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(indexer.ListKeys()))
+	for _, obj := range indexer.List() {
+		initial = append(initial, obj.(*apiextensionsv1.CustomResourceDefinition))
+	}
+	sort.SliceStable(initial, func(i, j int) bool {
+		ti, tj := initial[i].CreationTimestamp, initial[j].CreationTimestamp
+		if !ti.Equal(&tj) {
+			return ti.Before(&tj)
 		}
+		return initial[i].Name < initial[j].Name
+	})
+	for _, crd := range initial {
+		c.handle(ctx, crd.Name)
+	}
+	c.publishIfChanged()
+	if c.Synced != nil {
+		select {
+		case <-c.Synced:
+		default:
+			close(c.Synced)
+		}
+	}
+	for c.processNext(ctx) {
 	}
 	return nil
 }
+
+// groupIndex indexes the CRDs by API group, whose names they share.
+const groupIndex = "group"
 
 func (c *Controller) retryInterval() time.Duration {
 	if c.RetryInterval > 0 {
@@ -94,119 +165,109 @@ func (c *Controller) retryInterval() time.Duration {
 	return time.Second
 }
 
-func (c *Controller) watchAndReconcile(ctx context.Context) error {
-	rv, pending, err := c.reconcileAll(ctx)
+func (c *Controller) enqueue(obj any) {
+	if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+		c.queue.Add(crd.Name)
+	}
+}
+
+// enqueueGroup queues the CRDs of group but except, whose accepted names
+// may change when except's do.
+func (c *Controller) enqueueGroup(group, except string) {
+	objs, err := c.crds.ByIndex(groupIndex, group)
 	if err != nil {
-		return err
+		return
 	}
-	if c.Synced != nil {
-		select {
-		case <-c.Synced:
-		default:
-			close(c.Synced)
-		}
-	}
-	w, err := c.CRDs.Watch(ctx, "", storage.ListOptions{ResourceVersion: rv})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for {
-		// A cleanup waiting for the finalizers of instances is retried.
-		var retry <-chan time.Time
-		if pending {
-			retry = time.After(c.retryInterval())
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-w.ResultChan():
-			if !ok {
-				return fmt.Errorf("the watch of CustomResourceDefinitions closed")
-			}
-			drain(w.ResultChan())
-		case <-retry:
-		}
-		if _, pending, err = c.reconcileAll(ctx); err != nil {
-			return err
+	for _, obj := range objs {
+		if crd := obj.(*apiextensionsv1.CustomResourceDefinition); crd.Name != except {
+			c.queue.Add(crd.Name)
 		}
 	}
 }
 
-func drain[T any](ch <-chan T) {
-	for {
-		select {
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-		default:
-			return
-		}
+// processNext reconciles the next queued CRD; false once the queue is
+// shut down.
+func (c *Controller) processNext(ctx context.Context) bool {
+	name, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(name)
+	c.handle(ctx, name)
+	c.publishIfChanged()
+	return true
+}
+
+// handle reconciles one CRD and queues it again as its outcome needs: at
+// the retry interval while a cleanup waits for the finalizers of its
+// instances, with the rate limiter's backoff after an error.
+func (c *Controller) handle(ctx context.Context, name string) {
+	pending, err := c.sync(ctx, name)
+	switch {
+	case err != nil:
+		klog.FromContext(ctx).Error(err, "reconciling a CustomResourceDefinition", "crd", name)
+		c.queue.AddRateLimited(name)
+	case pending:
+		c.queue.Forget(name)
+		c.queue.AddAfter(name, c.retryInterval())
+	default:
+		c.queue.Forget(name)
 	}
 }
 
-// reconcileAll brings every CRD's status and serving up to date; it returns
-// the revision of the list it acted on, and whether a cleanup is pending.
-func (c *Controller) reconcileAll(ctx context.Context) (string, bool, error) {
-	logger := klog.FromContext(ctx).WithName("crd-controller")
-	obj, err := c.CRDs.List(ctx, "", storage.ListOptions{})
+// sync brings one CRD's status and serving up to date; it reports whether
+// a cleanup is pending.
+func (c *Controller) sync(ctx context.Context, name string) (bool, error) {
+	logger := klog.FromContext(ctx)
+	obj, exists, err := c.crds.GetByKey(name)
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
-	list := obj.(*apiextensionsv1.CustomResourceDefinitionList)
-	crds := list.Items
-	sort.SliceStable(crds, func(i, j int) bool {
-		ti, tj := crds[i].CreationTimestamp, crds[j].CreationTimestamp
-		if !ti.Equal(&tj) {
-			return ti.Before(&tj)
-		}
-		return crds[i].Name < crds[j].Name
-	})
-	// Names: the status each CRD should have.
-	desired := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
-	for i := range crds {
-		desired[i] = desiredStatus(&crds[i], crds)
-	}
-	changed := false
-	present := map[string]bool{}
-	for _, crd := range desired {
-		present[crd.Name] = true
-		if !IsEstablished(crd) {
-			continue
-		}
-		ch, err := c.ensureServed(ctx, crd)
-		if err != nil {
-			logger.Error(err, "serving a CustomResourceDefinition", "crd", crd.Name)
-			continue
-		}
-		changed = changed || ch
-	}
-	for name, s := range c.serving {
-		if !present[name] {
+	if !exists {
+		if s := c.serving[name]; s != nil {
 			s.cancel()
 			delete(c.serving, name)
-			changed = true
+			c.changed = true
 		}
+		return false, nil
 	}
-	if changed {
-		c.publish()
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	group, err := c.crds.ByIndex(groupIndex, crd.Spec.Group)
+	if err != nil {
+		return false, err
+	}
+	others := make([]apiextensionsv1.CustomResourceDefinition, 0, len(group))
+	for _, o := range group {
+		others = append(others, *o.(*apiextensionsv1.CustomResourceDefinition))
+	}
+	desired := desiredStatus(crd, others)
+	var errs []error
+	if IsEstablished(desired) {
+		ch, err := c.ensureServed(ctx, desired)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("serving: %w", err))
+		}
+		c.changed = c.changed || ch
+	}
+	if !equality.Semantic.DeepEqual(desired.Status, crd.Status) {
+		written, err := c.writeStatus(ctx, desired)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("updating the status: %w", err))
+		}
+		if written != nil {
+			c.crds.Mutation(written)
+			// Names it took or gave up are decided again for its group.
+			c.enqueueGroup(crd.Spec.Group, crd.Name)
+		}
 	}
 	pending := false
-	for i, crd := range desired {
-		if !equality.Semantic.DeepEqual(crd.Status, crds[i].Status) {
-			if err := c.writeStatus(ctx, crd); err != nil {
-				logger.Error(err, "updating the status of a CustomResourceDefinition", "crd", crd.Name)
-			}
-		}
-		if crd.DeletionTimestamp != nil && hasFinalizer(crd, CleanupFinalizer) {
-			if err := c.cleanup(ctx, crd); err != nil {
-				pending = true
-				logger.V(2).Info("cleaning up a CustomResourceDefinition", "crd", crd.Name, "err", err)
-			}
+	if desired.DeletionTimestamp != nil && hasFinalizer(desired, CleanupFinalizer) {
+		if err := c.cleanup(ctx, desired); err != nil {
+			pending = true
+			logger.V(2).Info("cleaning up a CustomResourceDefinition", "crd", name, "err", err)
 		}
 	}
-	return list.ResourceVersion, pending, nil
+	return pending, errors.Join(errs...)
 }
 
 // desiredStatus computes NamesAccepted, Established and acceptedNames of
@@ -353,6 +414,14 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 	return s, nil
 }
 
+// publishIfChanged publishes after a change of what is served.
+func (c *Controller) publishIfChanged() {
+	if c.changed {
+		c.changed = false
+		c.publish()
+	}
+}
+
 // publish hands the stores of every served CRD over, grouped by API group.
 func (c *Controller) publish() {
 	names := make([]string, 0, len(c.serving))
@@ -384,8 +453,8 @@ func (c *Controller) stopAll() {
 }
 
 // writeStatus writes the computed conditions and accepted names.
-func (c *Controller) writeStatus(ctx context.Context, want *apiextensionsv1.CustomResourceDefinition) error {
-	_, _, err := c.CRDs.Update(ctx, "", want.Name, func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {
+func (c *Controller) writeStatus(ctx context.Context, want *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+	obj, _, err := c.CRDs.Update(ctx, "", want.Name, func(_ context.Context, current runtime.Object, exists bool) (runtime.Object, error) {
 		cur, ok := current.(*apiextensionsv1.CustomResourceDefinition)
 		if !exists || !ok || cur.UID != want.UID {
 			return nil, fmt.Errorf("%w: CustomResourceDefinition %s", storage.ErrNotFound, want.Name)
@@ -397,7 +466,11 @@ func (c *Controller) writeStatus(ctx context.Context, want *apiextensionsv1.Cust
 		}
 		return out, nil
 	}, c.CRDs.R.StatusStrategy, false)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	written, _ := obj.(*apiextensionsv1.CustomResourceDefinition)
+	return written, nil
 }
 
 // cleanup deletes the instances of a CRD being deleted; once none is left

@@ -4,17 +4,12 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/registry"
-	"skiff.dev/apiserver/pkg/storage"
+	"skiff.dev/apiserver/pkg/storefeed"
 )
 
 // authzFeed is one resource whose watch events reach an authorizer or an
@@ -82,71 +77,11 @@ func (s *Server) runAuthorizerFeeds(ctx context.Context) error {
 	return nil
 }
 
-// feed watches one resource from the cache, starting with its whole state,
-// and resumes from the last revision when the watch ends.
+// feed keeps apply current with one resource of the server's storage (its
+// watch cache) through client-go's Reflector: one list, then a watch that
+// resumes from the last resourceVersion it saw; a list again (reset, then
+// the whole state) only when that version is gone. synced gets one value
+// once the first list has been applied.
 func (s *Server) feed(ctx context.Context, st *registry.Store, sel fields.Selector, apply func(watch.Event), reset func(), synced chan<- struct{}) {
-	logger := klog.FromContext(ctx).WithValues("resource", st.R.Resource)
-	rv := ""
-	first := true
-	for ctx.Err() == nil {
-		opts := storage.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true, Predicate: storage.SelectionPredicate{Field: sel}}
-		if rv == "" {
-			opts.SendInitialEvents = ptr.To(true)
-			opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
-		}
-		w, err := st.Watch(ctx, "", opts)
-		if err != nil {
-			if errors.Is(err, storage.ErrGone) {
-				rv = ""
-			}
-			logger.V(2).Info("authorizer watch failed, retrying", "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-			continue
-		}
-		fresh := rv == ""
-		var initial []watch.Event
-		for ev := range w.ResultChan() {
-			m, _ := meta.Accessor(ev.Object)
-			if ev.Type == watch.Bookmark {
-				if m != nil && m.GetResourceVersion() != "" && !fresh {
-					rv = m.GetResourceVersion()
-				}
-				if fresh && m != nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-					// The whole state has arrived: it replaces what was known,
-					// so objects deleted while the watch was down are dropped.
-					reset()
-					for _, e := range initial {
-						apply(e)
-					}
-					initial, fresh, rv = nil, false, m.GetResourceVersion()
-					if first {
-						first = false
-						synced <- struct{}{}
-					}
-				}
-				continue
-			}
-			if ev.Type == watch.Error {
-				rv = ""
-				break
-			}
-			if fresh {
-				initial = append(initial, ev)
-				continue
-			}
-			if m != nil && m.GetResourceVersion() != "" {
-				rv = m.GetResourceVersion()
-			}
-			apply(ev)
-		}
-		if fresh {
-			// Ended before the whole state arrived: start over.
-			rv = ""
-		}
-		w.Stop()
-	}
+	storefeed.Feed(ctx, storefeed.ListWatch(ctx, st, sel), st.R.New(), apply, reset, func() { synced <- struct{}{} })
 }
