@@ -52,8 +52,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.SamplingRatePerMillion, "tracing-sampling-rate-per-million", o.SamplingRatePerMillion, "How many of a million traces this daemon starts are sampled (0 to 1000000); a request whose traceparent is sampled is always traced. Used only with --tracing-endpoint.")
 }
 
-// Validate checks the options.
+// Validate checks the options (nil options are tracing off).
 func (o *Options) Validate() []error {
+	if o == nil {
+		return nil
+	}
 	var errs []error
 	if o.Endpoint != "" {
 		host, port, err := net.SplitHostPort(o.Endpoint)
