@@ -8,10 +8,16 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validatedPriorityLevelConfiguration is the kind's validation on create and update.
+var validatedPriorityLevelConfiguration = rest.Validation(validation.ValidatePriorityLevelConfiguration, validation.ValidatePriorityLevelConfigurationUpdate)
+
+// validatedFlowSchema is the kind's validation on create and update.
+var validatedFlowSchema = rest.Validation(validation.ValidateFlowSchema, validation.ValidateFlowSchemaUpdate)
+
 // FlowSchemaStrategy is the FlowSchema's main endpoint; FlowSchemaStatusStrategy its status.
 var (
-	FlowSchemaStrategy       = rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateFlowSchema, validation.ValidateFlowSchemaUpdate))
-	FlowSchemaStatusStrategy = rest.Status(rest.Validation(validation.ValidateFlowSchema, validation.ValidateFlowSchemaUpdate))
+	FlowSchemaStrategy       = rest.Main(rest.WithGeneration, validatedFlowSchema)
+	FlowSchemaStatusStrategy = rest.Status(validatedFlowSchema)
 )
 
 // DefaultFlowSchema applies upstream's v1 defaults to a FlowSchema.
@@ -21,9 +27,9 @@ var DefaultFlowSchema = rest.Defaults(defaults.DefaultFlowSchema)
 // PriorityLevelStatusStrategy its status.
 var (
 	PriorityLevelStrategy = rest.Main(rest.WithGeneration,
-		rest.Validation(validation.ValidatePriorityLevelConfiguration, validation.ValidatePriorityLevelConfigurationUpdate))
+		validatedPriorityLevelConfiguration)
 	PriorityLevelStatusStrategy = rest.Status(
-		rest.Validation(validation.ValidatePriorityLevelConfiguration, validation.ValidatePriorityLevelConfigurationUpdate))
+		validatedPriorityLevelConfiguration)
 )
 
 // DefaultPriorityLevel applies upstream's v1 defaults to a PriorityLevelConfiguration.

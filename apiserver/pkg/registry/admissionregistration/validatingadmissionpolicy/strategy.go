@@ -8,13 +8,16 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateValidatingAdmissionPolicy, validation.ValidateValidatingAdmissionPolicyUpdate)
+
 // Strategy is the policy's main endpoint; StatusStrategy its status. Both
 // take conditional updates only.
 var (
 	Strategy = rest.Main(rest.ConditionalUpdate, rest.WithGeneration,
-		rest.Validation(validation.ValidateValidatingAdmissionPolicy, validation.ValidateValidatingAdmissionPolicyUpdate))
+		validated)
 	StatusStrategy = rest.Status(rest.ConditionalUpdate,
-		rest.Validation(validation.ValidateValidatingAdmissionPolicy, validation.ValidateValidatingAdmissionPolicyUpdate))
+		validated)
 )
 
 // Default applies upstream's v1 defaults to a ValidatingAdmissionPolicy.

@@ -7,11 +7,14 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateAPIService, validation.ValidateAPIServiceUpdate)
+
 // Strategy is the APIService's main endpoint; StatusStrategy its status.
 // Both take conditional updates only.
 var (
-	Strategy       = rest.Main(rest.ConditionalUpdate, rest.Validation(validation.ValidateAPIService, validation.ValidateAPIServiceUpdate))
-	StatusStrategy = rest.Status(rest.ConditionalUpdate, rest.Validation(validation.ValidateAPIService, validation.ValidateAPIServiceUpdate))
+	Strategy       = rest.Main(rest.ConditionalUpdate, validated)
+	StatusStrategy = rest.Status(rest.ConditionalUpdate, validated)
 )
 
 // Default applies the kube-aggregator's v1 defaults to an APIService.

@@ -14,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateDaemonSet, validation.ValidateDaemonSetUpdate)
+
 // daemonSetStrategy keeps a DaemonSet's template generation, as upstream's
 // strategy keeps spec.templateGeneration and the v1 API shows it: the
 // annotation deprecated.daemonset.template.generation, 1 on create (or the
@@ -25,8 +28,8 @@ type daemonSetStrategy struct{ rest.Generic }
 
 // Strategy is the DaemonSet's main endpoint; StatusStrategy its status.
 var (
-	Strategy       = daemonSetStrategy{rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateDaemonSet, validation.ValidateDaemonSetUpdate))}
-	StatusStrategy = daemonSetStrategy{rest.Status(rest.Validation(validation.ValidateDaemonSet, validation.ValidateDaemonSetUpdate))}
+	Strategy       = daemonSetStrategy{rest.Main(rest.WithGeneration, validated)}
+	StatusStrategy = daemonSetStrategy{rest.Status(validated)}
 )
 
 // Default applies upstream's v1 defaults to a DaemonSet.

@@ -9,12 +9,15 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateDeployment, validation.ValidateDeploymentUpdate)
+
 // Strategy is the Deployment's main endpoint; StatusStrategy its status,
 // which keeps the Deployment's labels (the controller writes its revision
 // annotation with the status).
 var (
-	Strategy       = rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateDeployment, validation.ValidateDeploymentUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateDeployment, validation.ValidateDeploymentUpdate),
+	Strategy       = rest.Main(rest.WithGeneration, validated)
+	StatusStrategy = rest.Status(validated,
 		rest.KeepOnStatus(func(d, old *appsv1.Deployment) { d.Labels = old.Labels }))
 )
 

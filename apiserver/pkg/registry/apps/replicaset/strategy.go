@@ -14,10 +14,13 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateReplicaSet, validation.ValidateReplicaSetUpdate)
+
 // Strategy is the ReplicaSet's main endpoint; StatusStrategy its status.
 var (
-	Strategy       = rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateReplicaSet, validation.ValidateReplicaSetUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateReplicaSet, validation.ValidateReplicaSetUpdate))
+	Strategy       = rest.Main(rest.WithGeneration, validated)
+	StatusStrategy = rest.Status(validated)
 )
 
 // Default applies upstream's v1 defaults to a ReplicaSet.

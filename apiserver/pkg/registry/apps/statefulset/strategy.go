@@ -9,10 +9,13 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateStatefulSet, validation.ValidateStatefulSetUpdate)
+
 // Strategy is the StatefulSet's main endpoint; StatusStrategy its status.
 var (
-	Strategy       = rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateStatefulSet, validation.ValidateStatefulSetUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateStatefulSet, validation.ValidateStatefulSetUpdate))
+	Strategy       = rest.Main(rest.WithGeneration, validated)
+	StatusStrategy = rest.Status(validated)
 )
 
 // Default applies upstream's v1 defaults to a StatefulSet.

@@ -7,10 +7,13 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateCronJob, validation.ValidateCronJobUpdate)
+
 // Strategy is the CronJob's main endpoint; StatusStrategy its status.
 var (
-	Strategy       = rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateCronJob, validation.ValidateCronJobUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateCronJob, validation.ValidateCronJobUpdate))
+	Strategy       = rest.Main(rest.WithGeneration, validated)
+	StatusStrategy = rest.Status(validated)
 )
 
 // Default applies upstream's v1 defaults to a CronJob.

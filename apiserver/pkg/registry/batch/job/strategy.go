@@ -16,6 +16,9 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateJob, validation.ValidateJobUpdate)
+
 // Job labels upstream's selector generation sets.
 const (
 	jobNameLabel            = "batch.kubernetes.io/job-name"
@@ -30,8 +33,8 @@ type jobStrategy struct{ rest.Generic }
 
 // Strategy is the Job's main endpoint; StatusStrategy its status.
 var (
-	Strategy       = jobStrategy{rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateJob, validation.ValidateJobUpdate))}
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateJob, validation.ValidateJobUpdate))
+	Strategy       = jobStrategy{rest.Main(rest.WithGeneration, validated)}
+	StatusStrategy = rest.Status(validated)
 )
 
 // Default applies upstream's v1 defaults to a Job.

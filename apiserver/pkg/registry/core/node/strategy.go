@@ -14,11 +14,14 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateNode, validation.ValidateNodeUpdate)
+
 // Strategy is the Node's main endpoint: a kubelet registers its Node with
 // its status. StatusStrategy is its status.
 var (
-	Strategy       = rest.Main(rest.WithStatusOnCreate, rest.Validation(validation.ValidateNode, validation.ValidateNodeUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateNode, validation.ValidateNodeUpdate))
+	Strategy       = rest.Main(rest.WithStatusOnCreate, validated)
+	StatusStrategy = rest.Status(validated)
 )
 
 // Default applies upstream's v1 defaults to a Node.

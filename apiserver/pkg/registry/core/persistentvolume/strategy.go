@@ -15,11 +15,14 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidatePersistentVolume, validation.ValidatePersistentVolumeUpdate)
+
 // Strategy is the PersistentVolume's main endpoint: a new volume is
 // Pending. StatusStrategy is its status.
 var (
-	Strategy       = rest.Main(rest.PrepareCreate(prepare), rest.Validation(validation.ValidatePersistentVolume, validation.ValidatePersistentVolumeUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidatePersistentVolume, validation.ValidatePersistentVolumeUpdate))
+	Strategy       = rest.Main(rest.PrepareCreate(prepare), validated)
+	StatusStrategy = rest.Status(validated)
 )
 
 // Default applies upstream's v1 defaults to a PersistentVolume.

@@ -11,11 +11,14 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidatePersistentVolumeClaim, validation.ValidatePersistentVolumeClaimUpdate)
+
 // Strategy is the PersistentVolumeClaim's main endpoint: a new claim is
 // Pending. StatusStrategy is its status.
 var (
-	Strategy       = rest.Main(rest.PrepareCreate(prepare), rest.Validation(validation.ValidatePersistentVolumeClaim, validation.ValidatePersistentVolumeClaimUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidatePersistentVolumeClaim, validation.ValidatePersistentVolumeClaimUpdate))
+	Strategy       = rest.Main(rest.PrepareCreate(prepare), validated)
+	StatusStrategy = rest.Status(validated)
 )
 
 // Default applies upstream's v1 defaults to a PersistentVolumeClaim.

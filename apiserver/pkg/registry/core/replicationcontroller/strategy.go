@@ -15,10 +15,13 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateReplicationController, validation.ValidateReplicationControllerUpdate)
+
 // Strategy is the ReplicationController's main endpoint; StatusStrategy its status.
 var (
-	Strategy       = rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateReplicationController, validation.ValidateReplicationControllerUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateReplicationController, validation.ValidateReplicationControllerUpdate))
+	Strategy       = rest.Main(rest.WithGeneration, validated)
+	StatusStrategy = rest.Status(validated)
 )
 
 // Default applies upstream's v1 defaults to a ReplicationController.

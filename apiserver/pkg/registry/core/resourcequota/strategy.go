@@ -15,10 +15,13 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateResourceQuota, validation.ValidateResourceQuotaUpdate)
+
 // Strategy is the ResourceQuota's main endpoint; StatusStrategy its status.
 var (
-	Strategy       = rest.Main(rest.Validation(validation.ValidateResourceQuota, validation.ValidateResourceQuotaUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateResourceQuota, validation.ValidateResourceQuotaUpdate))
+	Strategy       = rest.Main(validated)
+	StatusStrategy = rest.Status(validated)
 )
 
 // Usage computes what a new (or changed) quota's status.used must hold

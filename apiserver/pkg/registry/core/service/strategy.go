@@ -16,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateService, validation.ValidateServiceUpdate)
+
 // clusterIPFamily is the one family Services get addresses of:
 // --service-cluster-ip-range takes a single IPv4 CIDR, so skiff clusters
 // are IPv4 single-stack.
@@ -34,8 +37,8 @@ var _ rest.Strategy = serviceStrategy{}
 
 // Strategy is the Service's main endpoint; StatusStrategy its status.
 var (
-	Strategy       = serviceStrategy{rest.Main(rest.Validation(validation.ValidateService, validation.ValidateServiceUpdate))}
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateService, validation.ValidateServiceUpdate))
+	Strategy       = serviceStrategy{rest.Main(validated)}
+	StatusStrategy = rest.Status(validated)
 )
 
 // Default applies upstream's v1 defaults to a Service.

@@ -6,10 +6,13 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateIngress, validation.ValidateIngressUpdate)
+
 // Strategy is the Ingress's main endpoint; StatusStrategy its status.
 var (
-	Strategy       = rest.Main(rest.WithGeneration, rest.Validation(validation.ValidateIngress, validation.ValidateIngressUpdate))
-	StatusStrategy = rest.Status(rest.Validation(validation.ValidateIngress, validation.ValidateIngressUpdate))
+	Strategy       = rest.Main(rest.WithGeneration, validated)
+	StatusStrategy = rest.Status(validated)
 )
 
 // ClassStrategy is the IngressClass's: it has no status.

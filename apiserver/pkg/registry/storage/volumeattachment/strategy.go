@@ -6,9 +6,12 @@ import (
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
+// validated is the kind's validation on create and update.
+var validated = rest.Validation(validation.ValidateVolumeAttachment, validation.ValidateVolumeAttachmentUpdate)
+
 // Strategy is the VolumeAttachment's main endpoint; StatusStrategy its
 // status. Both take conditional updates only.
 var (
-	Strategy       = rest.Main(rest.ConditionalUpdate, rest.Validation(validation.ValidateVolumeAttachment, validation.ValidateVolumeAttachmentUpdate))
-	StatusStrategy = rest.Status(rest.ConditionalUpdate, rest.Validation(validation.ValidateVolumeAttachment, validation.ValidateVolumeAttachmentUpdate))
+	Strategy       = rest.Main(rest.ConditionalUpdate, validated)
+	StatusStrategy = rest.Status(rest.ConditionalUpdate, validated)
 )
