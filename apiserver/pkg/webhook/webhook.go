@@ -31,8 +31,8 @@ type Endpoint struct {
 	CABundle  []byte
 }
 
-// Clients keeps one HTTP client per CA bundle. It is safe for concurrent
-// use.
+// Clients keeps one HTTP client per CA bundle and TLS server name. It is
+// safe for concurrent use.
 type Clients struct {
 	// Resolve finds a webhook service.
 	Resolve ServiceResolver
@@ -41,14 +41,18 @@ type Clients struct {
 	clients map[string]*http.Client
 }
 
-func (c *Clients) client(caBundle []byte) (*http.Client, error) {
-	key := string(caBundle)
+// client is the HTTP client that trusts caBundle and checks the server's
+// certificate for serverName (a service's DNS name, as upstream's
+// webhook client does: the address dialled is the Service's cluster IP,
+// which the certificate need not name); empty: the URL's host.
+func (c *Clients) client(caBundle []byte, serverName string) (*http.Client, error) {
+	key := serverName + "\x00" + string(caBundle)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cl, ok := c.clients[key]; ok {
 		return cl, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
 	if len(caBundle) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(caBundle) {
@@ -90,7 +94,7 @@ func (c *Clients) Post(ctx context.Context, e Endpoint, body []byte, timeout tim
 	default:
 		return nil, fmt.Errorf("no url or service")
 	}
-	cl, err := c.client(e.CABundle)
+	cl, err := c.client(e.CABundle, serverName)
 	if err != nil {
 		return nil, err
 	}
