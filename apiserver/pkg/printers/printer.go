@@ -1,9 +1,6 @@
 package printers
 
 import (
-	"skiff.dev/apiserver/pkg/printers/tables"
-	"skiff.dev/apiserver/pkg/registry"
-
 	"errors"
 	"fmt"
 	"reflect"
@@ -13,6 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
+
+	"skiff.dev/apiserver/pkg/printers/tables"
+	"skiff.dev/apiserver/pkg/registry"
 )
 
 // Printer turns objects and lists into metav1.Table as upstream's server does.

@@ -1,11 +1,11 @@
 package registry
 
 import (
-	"skiff.dev/apiserver/pkg/registry/rest"
-
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // attrFunc builds the storage AttrFunc for a resource.

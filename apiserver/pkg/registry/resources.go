@@ -1,17 +1,16 @@
 package registry
 
 import (
-	"skiff.dev/apiserver/pkg/printers/tables"
-
-	"skiff.dev/apiserver/pkg/registry/certificates/certificatesigningrequest"
-	"skiff.dev/apiserver/pkg/registry/core/resourcequota"
-	"skiff.dev/apiserver/pkg/registry/core/service"
-	"skiff.dev/apiserver/pkg/registry/rest"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"skiff.dev/apiserver/pkg/printers/tables"
+	"skiff.dev/apiserver/pkg/registry/certificates/certificatesigningrequest"
+	"skiff.dev/apiserver/pkg/registry/core/resourcequota"
+	"skiff.dev/apiserver/pkg/registry/core/service"
+	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // Subresource names.

@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"skiff.dev/apiserver/pkg/printers/tables"
-
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -23,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"skiff.dev/apiserver/pkg/printers/tables"
 	"skiff.dev/apiserver/pkg/registry/admissionregistration/validatingadmissionpolicy"
 	"skiff.dev/apiserver/pkg/registry/admissionregistration/webhookconfiguration"
 	"skiff.dev/apiserver/pkg/registry/apiregistration/apiservice"

@@ -203,4 +203,3 @@ func validateSlicePorts(ports []discoveryv1.EndpointPort, fldPath *field.Path) f
 	}
 	return allErrs
 }
-

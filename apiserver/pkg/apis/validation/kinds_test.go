@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+
 	. "skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/registry"
 )

@@ -1,14 +1,13 @@
 package tables
 
 import (
-	autoscalingv2beta1 "k8s.io/api/autoscaling/v2beta1"
-
 	"fmt"
 	"reflect"
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	autoscalingv2beta1 "k8s.io/api/autoscaling/v2beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 

@@ -1,9 +1,6 @@
 package tables
 
 import (
-	eventsv1 "k8s.io/api/events/v1"
-	"skiff.dev/apiserver/pkg/apis/convert"
-
 	"fmt"
 	"net"
 	"reflect"
@@ -11,10 +8,13 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"skiff.dev/apiserver/pkg/apis/convert"
 )
 
 const (

@@ -3,6 +3,7 @@ package apiservice
 
 import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
 	"skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/registry/rest"
 )

@@ -2,16 +2,16 @@
 package daemonset
 
 import (
-	"skiff.dev/apiserver/pkg/apis/defaults"
-	"skiff.dev/apiserver/pkg/apis/validation"
-	"skiff.dev/apiserver/pkg/registry/rest"
-
 	"context"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"skiff.dev/apiserver/pkg/apis/defaults"
+	"skiff.dev/apiserver/pkg/apis/validation"
+	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // validated is the kind's validation on create and update.

@@ -4,6 +4,7 @@ package statefulset
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+
 	"skiff.dev/apiserver/pkg/apis/defaults"
 	"skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/registry/rest"

@@ -10,6 +10,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/runtime"
+
 	"skiff.dev/apiserver/pkg/apis/convert"
 	"skiff.dev/apiserver/pkg/apis/defaults"
 	"skiff.dev/apiserver/pkg/apis/validation"

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/registry/rest"

@@ -10,6 +10,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+
 	"skiff.dev/apiserver/pkg/apis/convert"
 	"skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/registry/rest"

@@ -1,10 +1,6 @@
 package service
 
 import (
-	"skiff.dev/apiserver/pkg/apis/defaults"
-	"skiff.dev/apiserver/pkg/apis/validation"
-	"skiff.dev/apiserver/pkg/registry/rest"
-
 	"context"
 	"fmt"
 	"net/netip"
@@ -14,6 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"skiff.dev/apiserver/pkg/apis/defaults"
+	"skiff.dev/apiserver/pkg/apis/validation"
+	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // validated is the kind's validation on create and update.
