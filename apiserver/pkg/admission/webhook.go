@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/apiserver/pkg/celpolicy"
 	"skiff.dev/apiserver/pkg/webhook"
 )
 
@@ -50,6 +51,9 @@ type Webhooks struct {
 	// configurations in call order, with their selectors parsed; rebuilt
 	// when a configuration changes, so a request only reads them.
 	mutatingHooks, validatingHooks []hook
+	// env compiles the webhooks' matchConditions (made when first needed).
+	env    *celpolicy.Env
+	envErr error
 
 	// Labels returns a namespace's labels, for namespaceSelector.
 	Labels func(ctx context.Context, namespace string) (map[string]string, error)
@@ -112,6 +116,12 @@ type hook struct {
 	namespaceSelector, objectSelector       labels.Selector
 	namespaceSelectorErr, objectSelectorErr error
 	timeout                                 time.Duration
+	// matchConditions are the webhook's, compiled; matchConditionsErr is
+	// a condition that does not compile (the API refuses those, so only a
+	// configuration stored by other means has one), reported as an
+	// evaluation error.
+	matchConditions    []celpolicy.NamedProgram
+	matchConditionsErr error
 }
 
 // hooks returns the webhooks of one kind in call order. The slice is
@@ -140,8 +150,9 @@ func (w *Webhooks) buildHooks(mutating bool) []hook {
 	}
 	sort.Strings(names)
 	var out []hook
-	mk := func(name string, cc admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations, fp *admissionregistrationv1.FailurePolicyType, ns, obj *metav1.LabelSelector, t *int32) hook {
+	mk := func(name string, cc admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations, fp *admissionregistrationv1.FailurePolicyType, ns, obj *metav1.LabelSelector, t *int32, conds []admissionregistrationv1.MatchCondition) hook {
 		h := hook{name: name, config: cc, rules: rules, failurePolicy: admissionregistrationv1.Fail, timeout: 10 * time.Second}
+		h.matchConditions, h.matchConditionsErr = w.compileMatchConditions(conds)
 		h.namespaceSelector, h.namespaceSelectorErr = parseSelector(ns)
 		h.objectSelector, h.objectSelectorErr = parseSelector(obj)
 		if fp != nil {
@@ -155,15 +166,92 @@ func (w *Webhooks) buildHooks(mutating bool) []hook {
 	for _, n := range names {
 		if mutating {
 			for _, wh := range w.mutating[n].Webhooks {
-				out = append(out, mk(wh.Name, wh.ClientConfig, wh.Rules, wh.FailurePolicy, wh.NamespaceSelector, wh.ObjectSelector, wh.TimeoutSeconds))
+				out = append(out, mk(wh.Name, wh.ClientConfig, wh.Rules, wh.FailurePolicy, wh.NamespaceSelector, wh.ObjectSelector, wh.TimeoutSeconds, wh.MatchConditions))
 			}
 		} else {
 			for _, wh := range w.validating[n].Webhooks {
-				out = append(out, mk(wh.Name, wh.ClientConfig, wh.Rules, wh.FailurePolicy, wh.NamespaceSelector, wh.ObjectSelector, wh.TimeoutSeconds))
+				out = append(out, mk(wh.Name, wh.ClientConfig, wh.Rules, wh.FailurePolicy, wh.NamespaceSelector, wh.ObjectSelector, wh.TimeoutSeconds, wh.MatchConditions))
 			}
 		}
 	}
 	return out
+}
+
+// compileMatchConditions compiles a webhook's matchConditions; w.mu is
+// held.
+func (w *Webhooks) compileMatchConditions(conds []admissionregistrationv1.MatchCondition) ([]celpolicy.NamedProgram, error) {
+	if len(conds) == 0 {
+		return nil, nil
+	}
+	if w.env == nil && w.envErr == nil {
+		w.env, w.envErr = celpolicy.NewEnv()
+	}
+	if w.envErr != nil {
+		return nil, w.envErr
+	}
+	out := make([]celpolicy.NamedProgram, 0, len(conds))
+	for i, c := range conds {
+		prg, err := w.env.Compile(c.Expression, celpolicy.MatchCondition)
+		if err != nil {
+			return nil, fmt.Errorf("matchConditions[%d].expression: %v", i, err)
+		}
+		out = append(out, celpolicy.NamedProgram{Name: c.Name, Program: prg})
+	}
+	return out, nil
+}
+
+// conditionsMatch evaluates a webhook's matchConditions as upstream: any
+// false skips the webhook; else an error of any is the result; else it is
+// called.
+func conditionsMatch(ctx context.Context, h hook, a *Attributes) (bool, error) {
+	if h.matchConditionsErr != nil {
+		return false, h.matchConditionsErr
+	}
+	if len(h.matchConditions) == 0 {
+		return true, nil
+	}
+	act := &celpolicy.Activation{}
+	var err error
+	toMap := func(obj runtime.Object) (map[string]any, error) {
+		if obj == nil || reflect.ValueOf(obj).IsNil() {
+			return nil, nil
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := m["apiVersion"]; !ok {
+			m["apiVersion"] = a.Kind.GroupVersion().String()
+		}
+		if _, ok := m["kind"]; !ok {
+			m["kind"] = a.Kind.Kind
+		}
+		return m, nil
+	}
+	if act.Object, err = toMap(a.Object); err != nil {
+		return false, err
+	}
+	if act.OldObject, err = toMap(a.OldObject); err != nil {
+		return false, err
+	}
+	if act.Request, err = runtime.DefaultUnstructuredConverter.ToUnstructured(admissionRequest(a)); err != nil {
+		return false, err
+	}
+	act.RequestResource = celpolicy.AuthzRequest{ResourceRequest: true, Group: a.Resource.Group, Resource: a.Resource.Resource,
+		Subresource: a.Subresource, Namespace: a.Namespace, Name: a.Name}
+	var firstErr error
+	for _, mc := range h.matchConditions {
+		ok, err := mc.Program.EvalBool(ctx, act)
+		switch {
+		case err != nil:
+			if firstErr == nil {
+				firstErr = fmt.Errorf("matchCondition %q: %v", mc.Name, err)
+			}
+		case !ok:
+			return false, nil
+		}
+	}
+	return firstErr == nil, firstErr
 }
 
 // parseSelector parses a webhook's selector; nil (and no error) when it
@@ -290,17 +378,7 @@ func exempt(a *Attributes) bool {
 
 // call sends one AdmissionReview and returns the webhook's response.
 func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (*admissionv1.AdmissionResponse, error) {
-	req := &admissionv1.AdmissionRequest{
-		UID:         typesUID(uuid.NewString()),
-		Kind:        metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind},
-		Resource:    metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource},
-		SubResource: a.Subresource, Name: a.Name, Namespace: a.Namespace, Operation: admissionv1.Operation(a.Operation),
-		DryRun: &a.DryRun,
-	}
-	req.RequestKind, req.RequestResource, req.RequestSubResource = &req.Kind, &req.Resource, a.Subresource
-	if a.User != nil {
-		req.UserInfo = authenticationv1.UserInfo{Username: a.User.Name, UID: a.User.UID, Groups: a.User.Groups}
-	}
+	req := admissionRequest(a)
 	var err error
 	if a.Object != nil {
 		if req.Object.Raw, err = json.Marshal(a.Object); err != nil {
@@ -312,6 +390,27 @@ func (w *Webhooks) call(ctx context.Context, h hook, a *Attributes) (*admissionv
 			return nil, err
 		}
 	}
+	return w.post(ctx, h, req)
+}
+
+// admissionRequest is the AdmissionRequest of a, without its objects.
+func admissionRequest(a *Attributes) *admissionv1.AdmissionRequest {
+	req := &admissionv1.AdmissionRequest{
+		UID:         typesUID(uuid.NewString()),
+		Kind:        metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind},
+		Resource:    metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource},
+		SubResource: a.Subresource, Name: a.Name, Namespace: a.Namespace, Operation: admissionv1.Operation(a.Operation),
+		DryRun: &a.DryRun,
+	}
+	req.RequestKind, req.RequestResource, req.RequestSubResource = &req.Kind, &req.Resource, a.Subresource
+	if a.User != nil {
+		req.UserInfo = authenticationv1.UserInfo{Username: a.User.Name, UID: a.User.UID, Groups: a.User.Groups}
+	}
+	return req
+}
+
+// post sends req to the webhook h and returns its response.
+func (w *Webhooks) post(ctx context.Context, h hook, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
 	review := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Request: req}
 	body, err := json.Marshal(review)
 	if err != nil {
@@ -376,6 +475,16 @@ func (w *Webhooks) run(ctx context.Context, a *Attributes, mutating bool) error 
 		ok, err := w.selected(ctx, h, a)
 		if err != nil {
 			return apierrors.NewInternalError(fmt.Errorf("matching webhook %q: %v", h.name, err))
+		}
+		if !ok {
+			continue
+		}
+		if ok, err = conditionsMatch(ctx, h, a); err != nil {
+			if h.failurePolicy == admissionregistrationv1.Ignore {
+				klog.FromContext(ctx).Info("ignoring a webhook whose match conditions failed (failurePolicy Ignore)", "webhook", h.name, "err", err)
+				continue
+			}
+			return apierrors.NewInternalError(fmt.Errorf("failed to evaluate match conditions of webhook %q: %v", h.name, err))
 		}
 		if !ok {
 			continue

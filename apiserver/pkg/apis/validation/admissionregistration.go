@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"skiff.dev/apiserver/pkg/celpolicy"
 )
 
 // webhook is what mutating and validating webhooks share.
@@ -27,6 +29,7 @@ type webhook struct {
 	timeoutSeconds          *int32
 	admissionReviewVersions []string
 	reinvocationPolicy      *admissionregistrationv1.ReinvocationPolicyType
+	matchConditions         []admissionregistrationv1.MatchCondition
 }
 
 // ValidateMutatingWebhookConfiguration checks a configuration as upstream's
@@ -37,7 +40,7 @@ func ValidateMutatingWebhookConfiguration(obj *admissionregistrationv1.MutatingW
 	for i := range obj.Webhooks {
 		w := &obj.Webhooks[i]
 		hooks[i] = webhook{w.Name, &w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector, w.ObjectSelector,
-			w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.ReinvocationPolicy}
+			w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.ReinvocationPolicy, w.MatchConditions}
 	}
 	return append(allErrs, validateWebhooks(hooks, true)...)
 }
@@ -50,7 +53,7 @@ func ValidateValidatingWebhookConfiguration(obj *admissionregistrationv1.Validat
 	for i := range obj.Webhooks {
 		w := &obj.Webhooks[i]
 		hooks[i] = webhook{w.Name, &w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector, w.ObjectSelector,
-			w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, nil}
+			w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, nil, w.MatchConditions}
 	}
 	return append(allErrs, validateWebhooks(hooks, false)...)
 }
@@ -143,6 +146,16 @@ func validateWebhooks(hooks []webhook, mutating bool) field.ErrorList {
 			allErrs = append(allErrs, metav1validation.ValidateLabelSelector(w.objectSelector, opts, p.Child("objectSelector"))...)
 		}
 		allErrs = append(allErrs, validateClientConfig(w.clientConfig, p.Child("clientConfig"))...)
+		if len(w.matchConditions) > 0 {
+			// Compiled as upstream's: one that does not compile is
+			// Invalid ("compilation failed: ...").
+			env, err := celpolicy.NewEnv()
+			if err != nil {
+				allErrs = append(allErrs, field.InternalError(p.Child("matchConditions"), err))
+			} else {
+				allErrs = append(allErrs, validateMatchConditions(env, w.matchConditions, p.Child("matchConditions"))...)
+			}
+		}
 	}
 	return allErrs
 }
