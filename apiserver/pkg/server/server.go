@@ -465,7 +465,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	s.workers = newRequestWorkers(requestWorkerLimit)
 	// The aggregator sees every authenticated, authorized request first:
 	// the group-versions of APIServices with a service are proxied.
-	return s.withTracing(s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(s.handler.Routes(r))))))
+	return s.withTracing(s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(r)))))
 }
 
 // requestWorkerLimit bounds the goroutines kept for short requests; more
