@@ -80,8 +80,10 @@ func validateNonnegativeQuantity(value resource.Quantity, fldPath *field.Path) f
 
 // validatePathNoBacksteps makes sure the path has no ".." element.
 func validatePathNoBacksteps(targetPath string, fldPath *field.Path) field.ErrorList {
-	if !noBacksteps(filepath.ToSlash(targetPath)) {
-		return field.ErrorList{field.Invalid(fldPath, targetPath, "must not contain '..'")}
+	for item := range strings.SplitSeq(filepath.ToSlash(targetPath), "/") {
+		if item == ".." {
+			return field.ErrorList{field.Invalid(fldPath, targetPath, "must not contain '..'")}
+		}
 	}
 	return nil
 }

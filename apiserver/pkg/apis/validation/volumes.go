@@ -40,10 +40,6 @@ func validateVolumes(volumes []corev1.Volume, podMeta *metav1.ObjectMeta, fldPat
 	vols := make(map[string]*corev1.VolumeSource, len(volumes))
 	for i := range volumes {
 		vol := &volumes[i]
-		if volumeOK(vol, vols, opts) {
-			vols[vol.Name] = &vol.VolumeSource
-			continue
-		}
 		idxPath := fldPath.Index(i)
 		namePath := idxPath.Child("name")
 		el := validateVolumeSource(&vol.VolumeSource, idxPath, vol.Name, podMeta, opts)
@@ -739,9 +735,6 @@ var supportedMountPropagations = sets.New(
 	corev1.MountPropagationNone)
 
 func validateVolumeMounts(mounts []corev1.VolumeMount, volDevices map[string]string, volumes map[string]*corev1.VolumeSource, container *corev1.Container, fldPath *field.Path) field.ErrorList {
-	if volumeMountsOK(mounts, volDevices, volumes) {
-		return nil
-	}
 	var allErrs field.ErrorList
 	mountpoints := sets.New[string]()
 	for i, mnt := range mounts {
