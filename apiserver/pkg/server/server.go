@@ -76,7 +76,6 @@ type Server struct {
 	authorizer authz.Authorizer
 	rbac       *authz.RBAC
 	nodeAuthz  *authz.Node
-	workers    *requestWorkers
 	// authzSynced is closed once the authorizers have read their objects.
 	authzSynced chan struct{}
 	// bootstrapped is closed once the bootstrap objects exist.
@@ -358,9 +357,6 @@ func (s *Server) EtcdEndpoints() []string {
 func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.client }
 
 func (s *Server) close() {
-	if s.workers != nil {
-		s.workers.stop()
-	}
 	if s.listener != nil {
 		_ = s.listener.Close()
 	}
@@ -462,15 +458,10 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, apierrors.NewMethodNotSupported(schemaGR(), req.Method).Status())
 	})
-	s.workers = newRequestWorkers(requestWorkerLimit)
 	// The aggregator sees every authenticated, authorized request first:
 	// the group-versions of APIServices with a service are proxied.
-	return s.withTracing(s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(r)))))
+	return s.withTracing(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(r))))
 }
-
-// requestWorkerLimit bounds the goroutines kept for short requests; more
-// concurrent requests than this run on their own goroutines.
-const requestWorkerLimit = 128
 
 // statusRecorder captures the code for metrics and keeps Flush working.
 type statusRecorder struct {
