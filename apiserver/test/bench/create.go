@@ -205,16 +205,19 @@ func (b *bench) createPhase(ctx context.Context) error {
 			return err
 		}
 		progress("creating %d pods in %s with %d %s clients", b.o.creates, ns, b.o.clients, ct.name)
+		cpu0 := sampleCPU().self
 		r, err := createPods(ctx, clients, ns, "pod", b.o.creates, b.o.duration)
 		if err != nil {
 			return err
 		}
+		cpu := sampleCPU().self - cpu0
 		s := summarize(r.latencies)
 		b.createRate[ct.mediaType] = r.rate()
 		b.add(row{
 			benchmark: "Pod create, client-go " + ct.name,
 			setting:   fmt.Sprintf("%d clients, %d pods", b.o.clients, r.n),
-			result:    fmt.Sprintf("**%.0f creates/s**, p50 %s, p99 %s", r.rate(), ms(s.p50), ms(s.p99)),
+			result: fmt.Sprintf("**%.0f creates/s**, p50 %s, p99 %s; CPU %.0f µs per create", r.rate(), ms(s.p50), ms(s.p99),
+				micros(cpu)/float64(r.n)),
 		})
 		if b.storedPod == nil {
 			if err := b.loadStoredPod(ctx, ns, "pod-000000"); err != nil {

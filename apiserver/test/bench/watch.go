@@ -154,9 +154,12 @@ func (b *bench) watchPhase(ctx context.Context) error {
 		return fmt.Errorf("only %d of %d watchers saw the first update: %v", n, b.o.watchers, firstErr(errs))
 	}
 
+	// The process's CPU per update of each run, from its first write until
+	// its last event arrived at every watcher.
+	cpus := make([]time.Duration, len(b.o.watchRates))
 	for run, rate := range b.o.watchRates {
 		progress("watch run %d: %d updates, %s, %d watchers", run, b.o.watchWrites, rateName(rate), b.o.watchers)
-		start := time.Now()
+		start, cpu0 := time.Now(), sampleCPU().self
 		for seq := range b.o.watchWrites {
 			if rate > 0 {
 				at := start.Add(time.Duration(float64(seq) * float64(time.Second) / rate))
@@ -177,6 +180,7 @@ func (b *bench) watchPhase(ctx context.Context) error {
 		if !waitFor(&counts[run], want, time.Minute) {
 			progress("watch run %d: %d of %d events arrived within a minute", run, counts[run].Load(), want)
 		}
+		cpus[run] = (sampleCPU().self - cpu0) / time.Duration(b.o.watchWrites)
 	}
 	cancel()
 	wg.Wait()
@@ -195,7 +199,7 @@ func (b *bench) watchPhase(ctx context.Context) error {
 		}
 		want := b.o.watchWrites * b.o.watchers
 		s := summarize(delays)
-		result := fmt.Sprintf("p50 %s, **p99 %s**, max %s", ms(s.p50), ms(s.p99), ms(s.max))
+		result := fmt.Sprintf("p50 %s, **p99 %s**, max %s; CPU %s per update", ms(s.p50), ms(s.p99), ms(s.max), ms(cpus[run]))
 		if s.n != want {
 			result += fmt.Sprintf(" (%d of %d events arrived)", s.n, want)
 		}
