@@ -516,15 +516,14 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 	obj = h.trackCreate(r, s, obj, opts.FieldManager)
 	m, _ := meta.Accessor(obj)
 	// Once created, obj is only encoded for the answer: the watch cache
-	// may keep it, and a protobuf answer is the bytes written to etcd.
-	var written storage.Written
-	out, err := s.Create(storage.WithWritten(storage.HandOver(r.Context()), &written), ns, obj, dry)
+	// may keep it.
+	out, err := s.Create(storage.HandOver(r.Context()), ns, obj, dry)
 	if err != nil {
 		h.writeError(w, r, err, gr, m.GetName())
 		return
 	}
 	klog.FromContext(r.Context()).V(4).Info("created", "resource", gr, "object", klog.KObj(m))
-	h.respondWritten(w, r, http.StatusCreated, out, written.EncodingOf(out))
+	h.respond(w, r, http.StatusCreated, out, false)
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy registry.Strategy) {
@@ -546,15 +545,13 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Sto
 	fn := func(_ context.Context, current runtime.Object, _ bool) (runtime.Object, error) {
 		return h.trackFields(r, s, sub, current, obj.DeepCopyObject(), opts.FieldManager), nil
 	}
-	var written storage.Written
-	out, created, err := s.Update(storage.WithWritten(r.Context(), &written), ns, name, fn, strategy, dry)
-	h.respondUpdated(w, r, gr, name, out, created, written.EncodingOf(out), err)
+	out, created, err := s.Update(r.Context(), ns, name, fn, strategy, dry)
+	h.respondUpdated(w, r, gr, name, out, created, err)
 }
 
 // respondUpdated answers a write that may have created its object: 201
-// then, 200 otherwise. written is the encoding the write stored, as
-// respondWritten takes it.
-func (h *Handler) respondUpdated(w http.ResponseWriter, r *http.Request, gr schema.GroupResource, name string, out runtime.Object, created bool, written []byte, err error) {
+// then, 200 otherwise.
+func (h *Handler) respondUpdated(w http.ResponseWriter, r *http.Request, gr schema.GroupResource, name string, out runtime.Object, created bool, err error) {
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
 		return
@@ -563,7 +560,7 @@ func (h *Handler) respondUpdated(w http.ResponseWriter, r *http.Request, gr sche
 	if created {
 		code = http.StatusCreated
 	}
-	h.respondWritten(w, r, code, out, written)
+	h.respond(w, r, code, out, false)
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {

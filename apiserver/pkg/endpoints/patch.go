@@ -138,9 +138,8 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		}
 		return h.trackFields(r, s, sub, current, out, opts.FieldManager), nil
 	}
-	var written storage.Written
-	out, _, err := s.Update(storage.WithWritten(r.Context(), &written), ns, name, fn, strategy, dry)
-	h.respondUpdated(w, r, gr, name, out, false, written.EncodingOf(out), err)
+	out, _, err := s.Update(r.Context(), ns, name, fn, strategy, dry)
+	h.respondUpdated(w, r, gr, name, out, false, err)
 }
 
 // apply serves a server-side apply; it creates a missing object (not a
@@ -156,9 +155,8 @@ func (h *Handler) apply(w http.ResponseWriter, r *http.Request, s *registry.Stor
 	if sub != "" {
 		update = s.Update
 	}
-	var written storage.Written
-	out, created, err := update(storage.WithWritten(r.Context(), &written), ns, name, fn, strategy, dry)
-	h.respondUpdated(w, r, gr, name, out, created, written.EncodingOf(out), err)
+	out, created, err := update(r.Context(), ns, name, fn, strategy, dry)
+	h.respondUpdated(w, r, gr, name, out, created, err)
 }
 
 func fieldErrors(path string, value any, msg string) field.ErrorList {

@@ -27,46 +27,6 @@ func HandedOver(ctx context.Context) bool {
 	return v
 }
 
-type writtenKey struct{}
-
-// Written is where a Create or a GuaranteedUpdate leaves the bytes it wrote
-// to etcd (an update that changed nothing, the bytes etcd holds): the
-// object's storage encoding, without its resourceVersion (see WithWritten).
-type Written struct {
-	// Object is the object written, and Data its encoding; Data is nil
-	// when a layer changed the object after it was encoded.
-	Object runtime.Object
-	Data   []byte
-}
-
-// EncodingOf is the written encoding of obj, or nil when what was written
-// is not obj as it is now (another object, or a layer changed it).
-func (w *Written) EncodingOf(obj runtime.Object) []byte {
-	if w.Object != obj {
-		return nil
-	}
-	return w.Data
-}
-
-// WithWritten asks the Creates and GuaranteedUpdates under ctx to leave in
-// w the bytes they write, so that the caller can answer with them instead
-// of encoding the object again; the last write under ctx wins, so a caller
-// whose write runs others (admission charging a quota) asks EncodingOf for
-// its own object. The etcd store fills w in; a layer above it that changes
-// the object it returns in place (the watch cache, when it fills a nil map
-// value or applies defaults) empties it, and one that returns another
-// object (a conversion to another kind) need not: EncodingOf asks for the
-// object itself.
-func WithWritten(ctx context.Context, w *Written) context.Context {
-	return context.WithValue(ctx, writtenKey{}, w)
-}
-
-// WrittenTo is the Written that ctx carries, or nil.
-func WrittenTo(ctx context.Context) *Written {
-	w, _ := ctx.Value(writtenKey{}).(*Written)
-	return w
-}
-
 // AsDecoded makes obj, an object of a built-in type, look as its decoding
 // from the protobuf storage encoding does, wherever the API shows the two
 // differently:

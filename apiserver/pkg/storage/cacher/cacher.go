@@ -391,14 +391,9 @@ func (c *Cacher) Create(ctx context.Context, key string, obj runtime.Object) (ru
 	if err != nil {
 		return out, nil
 	}
-	filled := storage.AsDecoded(out)
+	storage.AsDecoded(out)
 	if c.cfg.Default != nil {
 		c.cfg.Default(out)
-	}
-	// The object is no longer what was written if a nil map value became
-	// empty, or if defaulting may have changed it.
-	if w := storage.WrittenTo(ctx); w != nil && (filled || c.cfg.Default != nil) {
-		w.Data = nil
 	}
 	c.written.put(key, rev, out)
 	return out, nil

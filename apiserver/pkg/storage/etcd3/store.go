@@ -177,9 +177,6 @@ func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (out
 	if err := storage.SetResourceVersion(obj, resp.Header.Revision); err != nil {
 		return nil, err
 	}
-	if w := storage.WrittenTo(ctx); w != nil {
-		w.Object, w.Data = obj, data
-	}
 	return obj, nil
 }
 
@@ -464,9 +461,6 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 		}
 		if modRev != 0 && bytes.Equal(stored, data) {
 			// Nothing changed: no write, the object keeps its revision.
-			if w := storage.WrittenTo(ctx); w != nil {
-				w.Object, w.Data = current, stored
-			}
 			return current, nil
 		}
 		cctx, cancel := s.opCtx(ctx)
@@ -484,9 +478,6 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 		if resp.Succeeded {
 			if err := storage.SetResourceVersion(updated, resp.Header.Revision); err != nil {
 				return nil, err
-			}
-			if w := storage.WrittenTo(ctx); w != nil {
-				w.Object, w.Data = updated, data
 			}
 			return updated, nil
 		}
