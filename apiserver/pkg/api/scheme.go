@@ -84,13 +84,3 @@ func NewCodecs() *Codecs {
 		ParameterCodec: runtime.NewParameterCodec(s),
 	}
 }
-
-// DecodingDefaults reports whether decoding an object of gv applies
-// defaults: whether the scheme holds defaulting functions for gv's kinds.
-// Of the groups skiff serves only apiextensions.k8s.io/v1 and
-// apiregistration.k8s.io/v1 register any (their AddToScheme does); k8s.io/api's groups leave defaulting to the
-// server, which skiff does in pkg/apis/defaults before it stores an object.
-// TestDecodingDefaults checks this for every kind the server stores.
-func DecodingDefaults(gv schema.GroupVersion) bool {
-	return gv == apiextensionsv1.SchemeGroupVersion || gv == apiregistrationv1.SchemeGroupVersion
-}

@@ -515,9 +515,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 	}
 	obj = h.trackCreate(r, s, obj, opts.FieldManager)
 	m, _ := meta.Accessor(obj)
-	// Once created, obj is only encoded for the answer: the watch cache
-	// may keep it.
-	out, err := s.Create(storage.HandOver(r.Context()), ns, obj, dry)
+	out, err := s.Create(r.Context(), ns, obj, dry)
 	if err != nil {
 		h.writeError(w, r, err, gr, m.GetName())
 		return

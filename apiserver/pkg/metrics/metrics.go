@@ -15,11 +15,8 @@ type Metrics struct {
 	RequestDuration    *prometheus.HistogramVec
 	RegisteredWatchers *prometheus.GaugeVec
 	EtcdDuration       *prometheus.HistogramVec
-	// WatchCacheEvents counts the events each watch cache received;
-	// WatchCacheKept those of them made of the object a create handed
-	// over rather than decoded from etcd.
+	// WatchCacheEvents counts the events each watch cache received.
 	WatchCacheEvents *prometheus.CounterVec
-	WatchCacheKept   *prometheus.CounterVec
 	// The repair of Service allocations, with upstream's names: errors
 	// found by type (leak, repair, duplicate, outOfRange, invalid), and
 	// passes that failed.
@@ -60,10 +57,6 @@ func New() *Metrics {
 			Name: "apiserver_watch_cache_events_received_total",
 			Help: "Counter of events received in watch cache broken by resource type.",
 		}, []string{"group", "resource"}),
-		WatchCacheKept: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "apiserver_watch_cache_kept_objects_total",
-			Help: "Counter of the watch cache's events that it made of the object a create request stored, instead of decoding etcd's copy, broken by resource type (skiff).",
-		}, []string{"group", "resource"}),
 		ClusterIPRepairErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "apiserver_clusterip_repair_ip_errors_total",
 			Help: "Number of errors detected on clusterips by the repair loop broken down by type of error: leak, repair, full, outOfRange, duplicate, unknown, invalid",
@@ -89,7 +82,7 @@ func New() *Metrics {
 			Help: "Counter of APIServices which are marked as unavailable broken down by APIService name and reason.",
 		}, []string{"name", "reason"}),
 	}
-	m.Registry.MustRegister(m.RequestTotal, m.RequestDuration, m.RegisteredWatchers, m.EtcdDuration, m.WatchCacheEvents, m.WatchCacheKept,
+	m.Registry.MustRegister(m.RequestTotal, m.RequestDuration, m.RegisteredWatchers, m.EtcdDuration, m.WatchCacheEvents,
 		m.ClusterIPRepairErrors, m.ClusterIPRepairReconcileErrors, m.NodePortRepairErrors, m.NodePortRepairReconcileErrors,
 		m.AggregatorUnavailable, m.AggregatorUnavailableTotal,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

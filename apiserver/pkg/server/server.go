@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
@@ -202,14 +201,9 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 		})
 		reg := &registry.Store{R: r}
 		gvk := r.GroupVersionKind()
-		var decodeDefaults func(runtime.Object)
-		if api.DecodingDefaults(r.GroupVersion()) {
-			decodeDefaults = s.codecs.Scheme.Default
-		}
 		c := cacher.New(cacher.Config{
 			Store: store, GetAttrs: reg.AttrFunc(), NewFunc: r.New, NewListFunc: r.NewList,
 			WindowSize: o.WatchCacheSize, BookmarkInterval: o.BookmarkInterval, GVK: gvk,
-			KeepWritten: true, Default: decodeDefaults,
 			OnWatchersChanged: func(n int) {
 				s.metrics.RegisteredWatchers.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind).Set(float64(n))
 			},
@@ -409,15 +403,8 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // watchCacheEvents counts one watch cache's events.
-func watchCacheEvents(m *metrics.Metrics, gr schema.GroupResource) func(kept bool) {
-	received := m.WatchCacheEvents.WithLabelValues(gr.Group, gr.Resource)
-	kept := m.WatchCacheKept.WithLabelValues(gr.Group, gr.Resource)
-	return func(k bool) {
-		received.Inc()
-		if k {
-			kept.Inc()
-		}
-	}
+func watchCacheEvents(m *metrics.Metrics, gr schema.GroupResource) func() {
+	return m.WatchCacheEvents.WithLabelValues(gr.Group, gr.Resource).Inc
 }
 
 func runtimeProtobuf(c *api.Codecs) (serializerInfo, bool) {

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,19 +50,8 @@ type Config struct {
 	GVK schema.GroupVersionKind
 	// OnWatchersChanged reports the number of watchers (for metrics).
 	OnWatchersChanged func(n int)
-	// KeepWritten: for a Create whose caller hands its object over
-	// (storage.HandOver), the cache keeps that object, made to look as
-	// its decoding would (storage.AsDecoded, then Default), instead of
-	// decoding the bytes the watch brings back. For the built-in types,
-	// stored as protobuf.
-	KeepWritten bool
-	// Default is what decoding from storage does after unmarshalling (the
-	// scheme's defaulting, for the kinds that register any, as
-	// CustomResourceDefinitions do); a kept object gets it too.
-	Default func(runtime.Object)
-	// OnEvent is told of each event received from etcd, and whether it was
-	// made of a kept object (for metrics).
-	OnEvent func(kept bool)
+	// OnEvent is told of each event received from etcd (for metrics).
+	OnEvent func()
 }
 
 type element struct {
@@ -106,9 +94,6 @@ type Cacher struct {
 	stopped    bool
 	watchCtxMu sync.Mutex
 	watchCtx   context.Context
-	// written holds the objects created through Create for their events
-	// (Config.KeepWritten).
-	written written
 }
 
 var _ storage.Interface = (*Cacher)(nil)
@@ -131,7 +116,7 @@ func New(cfg Config) *Cacher {
 		cfg.OnWatchersChanged = func(int) {}
 	}
 	if cfg.OnEvent == nil {
-		cfg.OnEvent = func(bool) {}
+		cfg.OnEvent = func() {}
 	}
 	c := &Cacher{
 		cfg:      cfg,
@@ -205,7 +190,6 @@ func (c *Cacher) listAndWatch(ctx context.Context) error {
 	}
 	c.items = items
 	c.rev = rev
-	c.written.reset(rev)
 	c.start, c.n = 0, 0
 	c.oldestRev = rev
 	c.ready = true
@@ -265,16 +249,9 @@ func (c *Cacher) listAndWatch(ctx context.Context) error {
 	}
 }
 
-// event is ev decoded, or made of the object a Create kept for it.
+// event is ev decoded.
 func (c *Cacher) event(ev *clientv3.Event) (*etcd3.Event, error) {
-	if c.cfg.KeepWritten {
-		key := string(ev.Kv.Key)
-		if obj := c.written.take(key, ev.Kv.ModRevision, ev.IsCreate()); obj != nil {
-			c.cfg.OnEvent(true)
-			return &etcd3.Event{Type: watch.Added, Key: key, Object: obj, Revision: ev.Kv.ModRevision}, nil
-		}
-	}
-	c.cfg.OnEvent(false)
+	c.cfg.OnEvent()
 	return c.store.DecodeEvent(ev)
 }
 
@@ -379,24 +356,7 @@ func (c *Cacher) waitUntilFreshLocked(ctx context.Context, rev int64) error {
 // Create, Get, GuaranteedUpdate and Delete go to etcd.
 
 func (c *Cacher) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
-	out, err := c.store.Create(ctx, key, obj)
-	if err != nil || !c.cfg.KeepWritten || !storage.HandedOver(ctx) {
-		return out, err
-	}
-	m, err := meta.Accessor(out)
-	if err != nil {
-		return out, nil
-	}
-	rev, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
-	if err != nil {
-		return out, nil
-	}
-	storage.AsDecoded(out)
-	if c.cfg.Default != nil {
-		c.cfg.Default(out)
-	}
-	c.written.put(key, rev, out)
-	return out, nil
+	return c.store.Create(ctx, key, obj)
 }
 
 func (c *Cacher) Get(ctx context.Context, key string) (runtime.Object, error) {

@@ -174,10 +174,9 @@ func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (out
 	if !resp.Succeeded {
 		return nil, fmt.Errorf("%w: key %s", storage.ErrAlreadyExists, key)
 	}
-	if err := storage.SetResourceVersion(obj, resp.Header.Revision); err != nil {
-		return nil, err
-	}
-	return obj, nil
+	// What was stored, as a read of it gives it (upstream decodes the
+	// written bytes the same way).
+	return s.Decode(data, resp.Header.Revision)
 }
 
 // Get reads the object at key.
@@ -476,10 +475,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 			return nil, mapErr(err)
 		}
 		if resp.Succeeded {
-			if err := storage.SetResourceVersion(updated, resp.Header.Revision); err != nil {
-				return nil, err
-			}
-			return updated, nil
+			return s.Decode(data, resp.Header.Revision)
 		}
 		// Lost the race: take the current value from the Else branch and retry.
 		kvs := resp.Responses[0].GetResponseRange().Kvs
