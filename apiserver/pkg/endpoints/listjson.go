@@ -9,16 +9,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/apiserver/pkg/fastpath"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
 // listJSON answers a plain JSON list (no Table, no pretty printing) of a
 // built-in kind from the watch cache, joining the items' encodings that
-// the cache keeps with each object version, so that listing unchanged
-// objects does not encode them again. The bytes are those the serializer
-// writes for the whole list. It reports false, having written nothing,
-// when the request needs the general path.
+// the cache keeps with each object version (fastpath.JSONList), so that
+// listing unchanged objects does not encode them again. The bytes are
+// those the serializer writes for the whole list. It reports false, having
+// written nothing, when the request needs the general path.
 func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request, s *registry.Store, ns string, opts storage.ListOptions) bool {
 	if s.R.Custom != nil || s.R.SharedStorage != nil || r.URL.Query().Get("pretty") == "true" {
 		return false
@@ -35,23 +36,14 @@ func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request, s *registry.S
 	if !ok {
 		return false
 	}
-	head, tail, ok := h.listFrame(r, s, rev)
+	empty, ok := h.emptyListJSON(r, s, rev)
 	if !ok {
 		return false
 	}
-	size := len(head) + len(tail) + len(items)
-	for _, it := range items {
-		size += len(it)
+	body, ok := fastpath.JSONList(empty, items)
+	if !ok {
+		return false
 	}
-	body := make([]byte, 0, size)
-	body = append(body, head...)
-	for i, it := range items {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, it...)
-	}
-	body = append(body, tail...)
 	w.Header().Set("Content-Type", t.mediaType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
@@ -59,35 +51,26 @@ func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request, s *registry.S
 	return true
 }
 
-// listFrame is the JSON of an empty list of s's kind at revision rev, as
-// the serializer writes it, cut where the items go: everything up to
-// `"items":[` and the `]}` and newline after. False if the list type does
-// not end with its items.
-func (h *Handler) listFrame(r *http.Request, s *registry.Store, rev int64) (head, tail []byte, ok bool) {
+// emptyListJSON is the serializer's JSON of an empty list of s's kind at
+// revision rev, with "items":[] as the cache's lists have it.
+func (h *Handler) emptyListJSON(r *http.Request, s *registry.Store, rev int64) ([]byte, bool) {
 	list := s.R.NewList()
 	list.GetObjectKind().SetGroupVersionKind(s.R.GroupVersion().WithKind(s.R.ListKindName()))
 	if err := storage.SetResourceVersion(list, rev); err != nil {
-		return nil, nil, false
+		return nil, false
 	}
 	// Empty, not nil: "items":[] as the cache's lists have it.
 	if err := meta.SetList(list, []runtime.Object{}); err != nil {
-		return nil, nil, false
+		return nil, false
 	}
 	info, ok := h.serializerFor(runtime.ContentTypeJSON)
 	if !ok {
-		return nil, nil, false
+		return nil, false
 	}
 	var buf bytes.Buffer
 	if err := info.Serializer.Encode(list, &buf); err != nil {
 		klog.FromContext(r.Context()).Error(err, "Encoding an empty list", "resource", s.R.GroupResource())
-		return nil, nil, false
+		return nil, false
 	}
-	empty := buf.Bytes()
-	const items = `"items":[]}`
-	end := bytes.LastIndex(empty, []byte(items))
-	if end < 0 || len(bytes.TrimSpace(empty[end+len(items):])) != 0 {
-		return nil, nil, false
-	}
-	cut := end + len(`"items":[`)
-	return empty[:cut], empty[cut:], true
+	return buf.Bytes(), true
 }
