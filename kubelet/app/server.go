@@ -211,9 +211,9 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	var k *kubelet.Kubelet
 	cfg.Metrics = kubelet.NewMetrics(cfg.Registry, func() int { return k.RunningPods() })
 	runtime := kubelet.Instrument(rt, cfg.Metrics)
-	var podNetwork pod.Network = network
+	podNetwork := kubelet.InstrumentNetwork(network, cfg.Metrics)
 	if !tracing.IsNoop(tp) {
-		runtime, podNetwork = pod.TracedRuntime(runtime), pod.TracedNetwork(network)
+		runtime, podNetwork = pod.TracedRuntime(runtime), pod.TracedNetwork(podNetwork)
 	}
 	// Every Service, for the pods' service environment variables.
 	cfg.Informers = informers.NewSharedInformerFactory(client, 0)

@@ -78,3 +78,52 @@ func TestImagePullDuration(t *testing.T) {
 		}
 	}
 }
+
+// sandboxNetwork sets up sandboxes, or fails for the pod "bad"; its sandboxes
+// are lost when lost is set.
+type sandboxNetwork struct{ lost bool }
+
+func (f *sandboxNetwork) SetUp(_ context.Context, pn pod.PodNetwork) (pod.Sandbox, error) {
+	if pn.Name == "bad" {
+		return pod.Sandbox{}, errors.New("cni: no address")
+	}
+	return pod.Sandbox{IPs: []string{"10.244.0.2"}}, nil
+}
+func (f *sandboxNetwork) TearDown(context.Context, pod.PodNetwork) error { return nil }
+func (f *sandboxNetwork) Lost(pod.Sandbox) bool                          { return f.lost }
+
+// Setting up a sandbox is observed in kubelet_run_podsandbox_duration_seconds
+// (successes) and the run_podsandbox runtime operation (with its errors);
+// the wrapper still tells a lost sandbox.
+func TestRunPodSandboxDuration(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, func() int { return 0 })
+	fn := &sandboxNetwork{lost: true}
+	n := InstrumentNetwork(fn, m)
+	if _, err := n.SetUp(context.Background(), pod.PodNetwork{Name: "web"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.SetUp(context.Background(), pod.PodNetwork{Name: "bad"}); err == nil {
+		t.Fatal("no error")
+	}
+	if got := testutil.CollectAndCount(m.RunPodSandboxDuration); got != 1 {
+		t.Errorf("%d run_podsandbox series", got)
+	}
+	if got := testutil.ToFloat64(m.RuntimeErrors.WithLabelValues("run_podsandbox")); got != 1 {
+		t.Errorf("run_podsandbox errors %v", got)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "kubelet_run_podsandbox_duration_seconds" {
+			if c := mf.GetMetric()[0].GetHistogram().GetSampleCount(); c != 1 {
+				t.Errorf("%d sandboxes observed, want the successful one", c)
+			}
+		}
+	}
+	if c, ok := n.(pod.SandboxChecker); !ok || !c.Lost(pod.Sandbox{}) {
+		t.Error("the wrapped network's Lost is hidden")
+	}
+}
