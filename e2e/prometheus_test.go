@@ -55,12 +55,22 @@ const promClientPod = `apiVersion: v1
 kind: Pod
 metadata:
   name: prom-client
+  labels: {app: prom-client}
 spec:
   terminationGracePeriodSeconds: 1
   containers:
   - name: c
     image: busybox
     command: ["sleep", "3600"]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: prom-client
+spec:
+  selector: {app: prom-client}
+  ports:
+  - {port: 80, targetPort: 8080}
 `
 
 // TestPrometheus is issue 26's Prometheus part on a running cluster: a
@@ -136,7 +146,9 @@ func TestPrometheus(t *testing.T) {
 	writeFile(t, filepath.Join(promDir, "ca.crt"), string(ca.CertPEM()))
 
 	// A pod, so that the scheduler, the kubelet and the container series
-	// have something to count; a query, so that the DNS has.
+	// have something to count (its image pulled: busybox is always
+	// pulled), and a Service of it, so that the endpointslice controller
+	// and the proxy have a step to time; a query, so that the DNS has.
 	manifest := filepath.Join(c.dir, "prom-client.yaml")
 	writeFile(t, manifest, promClientPod)
 	c.kubectl(t, "apply", "-f", manifest)
@@ -218,6 +230,12 @@ func TestPrometheus(t *testing.T) {
 	for _, m := range []struct{ q, want string }{
 		{`scheduler_schedule_attempts_total{result="scheduled"}`, "the pod's scheduling"},
 		{`kubelet_pod_start_duration_seconds_count`, "the pod's start"},
+		// The steps of the pod's path, each daemon's histogram.
+		{`scheduler_pod_scheduling_sli_duration_seconds_count`, "the pod's scheduling (queued to bound)"},
+		{`kubelet_image_pull_duration_seconds_count`, "the image pull"},
+		{`skiff_endpoint_slice_controller_change_to_write_duration_seconds_count`, "the Service's slice written"},
+		{`endpoint_slice_controller_endpoints_added_per_sync_sum`, "the pod added to the Service's endpoints"},
+		{`kubeproxy_network_programming_duration_seconds_count`, "the Service's rules written"},
 	} {
 		harness.Poll(t, 30*time.Second, m.want+" counted", func() (bool, string) {
 			res, err := prom.query("sum(" + m.q + ")")

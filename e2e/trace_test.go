@@ -46,12 +46,22 @@ spec:
 `
 
 // TestTraceAndWhy: the trace of a real pod of the seed's ReplicaSet has every
-// step of the path in causal order with durations that add up to the whole,
-// and skiffctl why names the actual cause for a pod that cannot be
-// scheduled, one whose image does not exist and one that crashes.
+// step of the path in causal order, up to the rules written by the node's
+// proxy, with durations that add up to the whole and, from the events'
+// eventTime, steps timed to the microsecond; skiffctl why names the actual
+// cause for a pod that cannot be scheduled, one whose image does not exist
+// and one that crashes.
 func TestTraceAndWhy(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
+	// The node's proxy, synced once before the Service exists, records
+	// the rules it writes for the pod's endpoint.
+	stopProxy := c.startProxy(t, nil)
+	t.Cleanup(func() {
+		stopProxy()
+		c.cleanupProxy(t)
+	})
+	c.waitProxyHealthy(t)
 	writeFile(t, c.dir+"/web.yaml", strings.Replace(webRS, "replicas: 2", "replicas: 1", 1)+"---\n"+traceService)
 	if os.Getenv("SKIFF_PATH_DOC") != "" {
 		// docs/path.md's material: every request of kubectl apply.
@@ -82,7 +92,7 @@ spec:
 	c.kubectl(t, "apply", "-f", c.dir+"/broken.yaml")
 
 	pod := c.readyPods(t, 1)[0]
-	// Wait for the endpoints step: the pod ready in the Service's slice.
+	// Wait for the last step: the proxy's rules for the pod's endpoint.
 	var tr trace.Trace
 	harness.Poll(t, time.Minute, "a complete trace of "+pod.Name, func() (bool, string) {
 		out := c.skiffctl(t, "trace", "pod/"+pod.Name, "-o", "json")
@@ -91,10 +101,11 @@ spec:
 			t.Fatalf("skiffctl trace -o json: %v: %s", err, out)
 		}
 		n := len(tr.Steps)
-		return n > 0 && tr.Steps[n-1].Name == "in service web endpoints", out
+		return n > 0 && tr.Steps[n-1].Name == "rules written on "+nodeName, out
 	})
 	want := []string{"replicaset stored", "pod stored", "created by controller", "scheduled", "seen by kubelet",
-		"sandbox and network ready", "container web created", "container web started", "containers ready", "ready", "in service web endpoints"}
+		"sandbox and network ready", "container web created", "container web started", "containers ready", "ready",
+		"in service web endpoints", "rules written on " + nodeName}
 	var names []string
 	for _, s := range tr.Steps {
 		if !strings.HasPrefix(s.Name, "image ") {
@@ -121,6 +132,21 @@ spec:
 	if sum != tr.Total {
 		t.Errorf("the durations add to %s, the whole is %s", sum, tr.Total)
 	}
+	// The events carry eventTime: steps between two of them are timed to
+	// the microsecond, and at least one takes a fraction of a second.
+	var fine []string
+	for i, s := range tr.Steps {
+		if i > 0 && s.Precision == trace.Microsecond && tr.Steps[i-1].Precision == trace.Microsecond &&
+			s.Duration > 0 && s.Duration%time.Second != 0 {
+			fine = append(fine, fmt.Sprintf("%s %s", s.Name, s.Duration))
+		}
+	}
+	if len(fine) == 0 {
+		t.Errorf("no step timed to a fraction of a second between two microsecond records: %+v", tr.Steps)
+	}
+	if s := tr.Steps[len(tr.Steps)-1]; s.Component != "kube-proxy" || s.Precision != trace.Microsecond {
+		t.Errorf("the proxy's step: %+v", s)
+	}
 	if tr.Total > 0 && slowest != 1 {
 		t.Errorf("%d steps marked slowest", slowest)
 	}
@@ -129,6 +155,15 @@ spec:
 	}
 	if tr.Node != nodeName || !strings.Contains(tr.Steps[3].Detail, "to "+nodeName+" after 1 attempt") {
 		t.Errorf("scheduled step %+v, node %q", tr.Steps[3], tr.Node)
+	}
+	// kubectl shows the events as before: their firstTimestamp is still
+	// set, eventTime only adds the microseconds.
+	for _, sel := range []string{"reason=RulesWritten", "reason=Started"} {
+		out := c.kubectl(t, "get", "events", "--field-selector", sel)
+		if strings.Contains(out, "<unknown>") || !strings.Contains(out, strings.TrimPrefix(sel, "reason=")) {
+			t.Errorf("kubectl get events --field-selector %s:\n%s", sel, out)
+		}
+		t.Logf("kubectl get events --field-selector %s:\n%s", sel, out)
 	}
 	t.Logf("skiffctl trace rs/web:\n%s", c.skiffctl(t, "trace", "rs/web"))
 	if os.Getenv("SKIFF_PATH_DOC") != "" {
