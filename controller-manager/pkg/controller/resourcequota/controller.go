@@ -183,14 +183,25 @@ func (c *Controller) addQuota(obj any) {
 	c.objectChanged(schema.GroupResource{Resource: "resourcequotas"}, obj)
 }
 
-// updateQuota reacts to spec changes only: status changes are this
-// controller's own writes and admission's charges, as upstream reasons.
+// updateQuota reacts to spec changes, and to status.used going down:
+// other status changes are this controller's own writes and admission's
+// charges, as upstream reasons. A decrease may be the API server giving
+// back a deleted object's usage after this controller already counted
+// the deletion (the object gone from its cache), which would leave used
+// below the truth until the next full resync; a sync puts it right (and
+// writes nothing when the decrease was its own).
 func (c *Controller) updateQuota(old, cur any) {
 	o, n := old.(*corev1.ResourceQuota), cur.(*corev1.ResourceQuota)
-	if apiequality.Semantic.DeepEqual(o.Spec, n.Spec) {
+	if !apiequality.Semantic.DeepEqual(o.Spec, n.Spec) {
+		c.enqueue(cur)
 		return
 	}
-	c.enqueue(cur)
+	for name, was := range o.Status.Used {
+		if now, ok := n.Status.Used[name]; ok && now.Cmp(was) < 0 {
+			c.enqueue(cur)
+			return
+		}
+	}
 }
 
 func (c *Controller) deleteQuota(obj any) {

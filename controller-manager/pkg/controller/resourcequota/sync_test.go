@@ -371,6 +371,14 @@ func TestEventsQueueTrackingQuotas(t *testing.T) {
 	if got := drain(h.c); len(got) != 0 {
 		t.Errorf("a status-only quota update queued %v", got)
 	}
+	// A decrease (the API server giving back a deleted object's usage,
+	// perhaps after this controller counted the deletion) is checked.
+	released := statusOnly.DeepCopy()
+	released.Status.Used = list("requests.cpu", "2")
+	h.c.updateQuota(statusOnly, released)
+	if got := drain(h.c); !got["ns/pods-q"] {
+		t.Errorf("a decrease of status.used queued %v, want ns/pods-q", got)
+	}
 	specChange := podsQ.DeepCopy()
 	specChange.Spec.Hard = list("requests.cpu", "2")
 	h.c.updateQuota(podsQ, specChange)
