@@ -8,6 +8,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/printers/tables"
 	"skiff.dev/apiserver/pkg/registry/certificates/certificatesigningrequest"
+	"skiff.dev/apiserver/pkg/registry/core/namespace"
 	"skiff.dev/apiserver/pkg/registry/core/resourcequota"
 	"skiff.dev/apiserver/pkg/registry/core/service"
 	"skiff.dev/apiserver/pkg/registry/rest"
@@ -18,7 +19,7 @@ const (
 	SubStatus   = "status"
 	SubScale    = "scale"
 	SubBinding  = "binding"
-	SubFinalize = "finalize"
+	SubFinalize = namespace.SubFinalize
 	SubToken    = "token"
 	// The subresources that reach the pod's node's kubelet.
 	SubLog         = "log"

@@ -698,9 +698,6 @@ func subresourceOf(s *Store, strategy Strategy) string {
 	if n, ok := strategy.(interface{ Subresource() string }); ok {
 		return n.Subresource()
 	}
-	if _, ok := strategy.(finalizeStrategy); ok {
-		return SubFinalize
-	}
 	return ""
 }
 

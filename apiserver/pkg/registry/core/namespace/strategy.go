@@ -3,9 +3,12 @@
 package namespace
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"skiff.dev/apiserver/pkg/apis/defaults"
 	"skiff.dev/apiserver/pkg/apis/validation"
@@ -67,3 +70,37 @@ func MarkTerminating(obj runtime.Object) {
 		ns.Status.Phase = corev1.NamespaceTerminating
 	}
 }
+
+// SetFinalizers is the update of namespaces/finalize: the stored namespace
+// (current) with ns's spec.finalizers, at ns's resourceVersion when it names
+// one.
+func SetFinalizers(current runtime.Object, ns *corev1.Namespace) runtime.Object {
+	cur := current.DeepCopyObject().(*corev1.Namespace)
+	if ns.ResourceVersion != "" {
+		cur.ResourceVersion = ns.ResourceVersion
+	}
+	cur.Spec.Finalizers = ns.Spec.Finalizers
+	return cur
+}
+
+// FinalizeStrategy lets namespaces/finalize change spec.finalizers only.
+type FinalizeStrategy struct{ rest.Strategy }
+
+// PrepareForUpdate keeps everything of old but the new spec.finalizers.
+func (FinalizeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	n, o := obj.(*corev1.Namespace), old.(*corev1.Namespace)
+	fin := n.Spec.Finalizers
+	*n = *o.DeepCopy()
+	n.Spec.Finalizers = fin
+}
+
+// ValidateUpdate validates the finalizers as upstream's finalize strategy.
+func (FinalizeStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.ValidateNamespaceFinalizeUpdate(obj.(*corev1.Namespace), old.(*corev1.Namespace))
+}
+
+// Subresource names the endpoint: finalize.
+func (FinalizeStrategy) Subresource() string { return SubFinalize }
+
+// SubFinalize names the finalize subresource.
+const SubFinalize = "finalize"

@@ -3,17 +3,22 @@
 package pod
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"skiff.dev/apiserver/pkg/apis/defaults"
 	"skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/registry/rest"
+	"skiff.dev/apiserver/pkg/storage"
 	"skiff.dev/component-base/qos"
 )
 
@@ -85,4 +90,60 @@ func GracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) int64 {
 		return 0
 	}
 	return g
+}
+
+// ValidateBinding checks a Binding (pods/binding) of the pod named name: a
+// target node is named, of kind Node, and the binding names the pod.
+func ValidateBinding(b *corev1.Binding, name string) error {
+	var errs field.ErrorList
+	if b.Target.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("target", "name"), ""))
+	}
+	if b.Target.Kind != "" && b.Target.Kind != "Node" {
+		errs = append(errs, field.NotSupported(field.NewPath("target", "kind"), b.Target.Kind, []string{"Node", "<empty>"}))
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Binding").GroupKind(), b.Name, errs)
+	}
+	if b.Name != "" && b.Name != name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", b.Name, name))
+	}
+	return nil
+}
+
+// Bind returns the update that assigns a stored pod to b's node, as the
+// scheduler's binding does: refused for a pod being deleted or already
+// assigned; b's annotations are added and PodScheduled set at now.
+func Bind(b *corev1.Binding, now time.Time) func(existing runtime.Object) (runtime.Object, error) {
+	return func(existing runtime.Object) (runtime.Object, error) {
+		pod := existing.DeepCopyObject().(*corev1.Pod)
+		if pod.DeletionTimestamp != nil {
+			return nil, fmt.Errorf("%w: pod %s is being deleted, cannot be assigned to a host", storage.ErrConflict, pod.Name)
+		}
+		if pod.Spec.NodeName != "" {
+			return nil, fmt.Errorf("%w: pod %s is already assigned to node %q", storage.ErrConflict, pod.Name, pod.Spec.NodeName)
+		}
+		pod.Spec.NodeName = b.Target.Name
+		for k, v := range b.Annotations {
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[k] = v
+		}
+		setPodCondition(pod, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now)})
+		return pod, nil
+	}
+}
+
+func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == c.Type {
+			if pod.Status.Conditions[i].Status == c.Status {
+				c.LastTransitionTime = pod.Status.Conditions[i].LastTransitionTime
+			}
+			pod.Status.Conditions[i] = c
+			return
+		}
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, c)
 }
