@@ -337,13 +337,18 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 		return
 	}
 	start := time.Now()
-	ctx, span := s.tracer.Start(ctx, "SchedulingCycle", trace.WithAttributes(append(tracing.PodAttributes(pod),
-		attribute.Int("attempts", qpi.Attempts), attribute.String("profile", prof.Framework.ProfileName()))...))
+	ctx, span := s.tracer.Start(ctx, "SchedulingCycle")
 	defer span.End()
+	if span.IsRecording() {
+		span.SetAttributes(append(tracing.PodAttributes(pod),
+			attribute.Int("attempts", qpi.Attempts), attribute.String("profile", prof.Framework.ProfileName()))...)
+	}
 	cycle := s.queue.SchedulingCycle()
 	state := framework.NewCycleState()
 	host, err := s.schedulePod(ctx, prof.Framework, state, pod)
-	span.SetAttributes(tracing.NodeNameKey.String(host))
+	if span.IsRecording() {
+		span.SetAttributes(tracing.NodeNameKey.String(host))
+	}
 	s.metrics.SchedulingLatency.WithLabelValues().Observe(time.Since(start).Seconds())
 	if err != nil {
 		var fitErr *framework.FitError
@@ -379,8 +384,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context, qpi *queue.QueuedPodInfo) {
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()
-		ctx, span := s.tracer.Start(ctx, "Bind", trace.WithAttributes(append(tracing.PodAttributes(pod), tracing.NodeNameKey.String(host))...))
+		ctx, span := s.tracer.Start(ctx, "Bind")
 		defer span.End()
+		if span.IsRecording() {
+			span.SetAttributes(append(tracing.PodAttributes(pod), tracing.NodeNameKey.String(host))...)
+		}
 		if st := prof.Framework.RunPreBindPlugins(ctx, state, assumed, host); !st.IsSuccess() {
 			span.RecordError(st.AsError())
 			prof.Framework.RunUnreservePlugins(ctx, state, assumed, host)

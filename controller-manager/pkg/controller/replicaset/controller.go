@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -63,6 +64,9 @@ type Controller struct {
 	expectations *controllerutil.Expectations
 	queue        workqueue.TypedRateLimitingInterface[string]
 	tracer       trace.Tracer
+	// syncSpan names a sync's span ("Sync ReplicaSet"); attrPrefix its
+	// attributes ("k8s.replicaset", OpenTelemetry's names).
+	syncSpan, attrPrefix string
 }
 
 // NewController builds the ReplicaSet controller and registers its informer
@@ -102,6 +106,7 @@ func NewBaseController(name, queueName string, client kubernetes.Interface, kind
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			metrics.QueueConfig[string](m, queueName)),
 	}
+	c.syncSpan, c.attrPrefix = "Sync "+c.gvk.Kind, "k8s."+strings.ToLower(c.gvk.Kind)
 	for _, inf := range []cache.SharedIndexInformer{kind.Informer(), podInformer.Informer()} {
 		if err := controllerutil.AddControllerUIDIndex(inf); err != nil {
 			utilruntime.HandleError(fmt.Errorf("adding the controller index: %w", err))

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,9 +28,11 @@ func (c *Controller) sync(ctx context.Context, key string) (err error) {
 	if err != nil {
 		return err
 	}
-	ctx, span := c.tracer.Start(ctx, "Sync "+c.gvk.Kind, trace.WithAttributes(tracing.NamespaceKey.String(namespace),
-		attribute.String("k8s."+strings.ToLower(c.gvk.Kind)+".name", name)))
+	ctx, span := c.tracer.Start(ctx, c.syncSpan)
 	defer func() { tracing.End(span, err) }()
+	if span.IsRecording() {
+		span.SetAttributes(tracing.NamespaceKey.String(namespace), attribute.String(c.attrPrefix+".name", name))
+	}
 	cached, err := c.kind.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
 		logger.V(4).Info("ReplicaSet has been deleted", "replicaSet", key)
@@ -59,8 +59,10 @@ func (c *Controller) sync(ctx context.Context, key string) (err error) {
 		return err
 	}
 	var manageErr error
-	span.SetAttributes(attribute.String("k8s."+strings.ToLower(c.gvk.Kind)+".uid", string(cached.UID)),
-		attribute.Int("replicas", int(replicasOf(cached))), attribute.Int("pods", len(pods)), attribute.Bool("expectations.satisfied", needsSync))
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String(c.attrPrefix+".uid", string(cached.UID)),
+			attribute.Int("replicas", int(replicasOf(cached))), attribute.Int("pods", len(pods)), attribute.Bool("expectations.satisfied", needsSync))
+	}
 	if needsSync && cached.DeletionTimestamp == nil {
 		manageErr = c.manageReplicas(ctx, pods, cached)
 	}
