@@ -1,126 +1,24 @@
 package fieldmanager
 
 import (
-	"reflect"
-	"time"
-
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/managedfields"
-	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
-	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/fastpath"
 )
-
-// creator records the managed fields of a create of a built-in kind
-// through the main resource without SMD's generic value layer: one walk of
-// the Go value with plans made once per type (plan.go, walk.go).
-type creator struct {
-	goType     reflect.Type
-	root       *plan
-	apiVersion string
-	reset      fieldpath.Filter
-}
-
-// stripSet is what upstream's stripMetaManager takes out of every entry.
-var stripSet = fieldpath.NewSet(
-	fieldpath.MakePathOrDie("apiVersion"),
-	fieldpath.MakePathOrDie("kind"),
-	fieldpath.MakePathOrDie("metadata"),
-	fieldpath.MakePathOrDie("metadata", "name"),
-	fieldpath.MakePathOrDie("metadata", "namespace"),
-	fieldpath.MakePathOrDie("metadata", "creationTimestamp"),
-	fieldpath.MakePathOrDie("metadata", "selfLink"),
-	fieldpath.MakePathOrDie("metadata", "uid"),
-	fieldpath.MakePathOrDie("metadata", "clusterName"),
-	fieldpath.MakePathOrDie("metadata", "generation"),
-	fieldpath.MakePathOrDie("metadata", "managedFields"),
-	fieldpath.MakePathOrDie("metadata", "resourceVersion"),
-)
-
-// newCreator returns the creator of r's objects written through the
-// main resource, or nil when the kind's schema cannot be found.
-func newCreator(r *registry.Resource, tc managedfields.TypeConverter, reset map[fieldpath.APIVersion]fieldpath.Filter) *creator {
-	empty := r.New()
-	empty.GetObjectKind().SetGroupVersionKind(r.GroupVersionKind())
-	tv, err := tc.ObjectToTyped(empty)
-	if err != nil {
-		return nil
-	}
-	t := reflect.TypeOf(empty)
-	gv := r.GroupVersion().String()
-	return &creator{
-		goType:     t,
-		root:       newPlanner(tv.Schema()).plan(t, tv.TypeRef()),
-		apiVersion: gv,
-		reset:      reset[fieldpath.APIVersion(gv)],
-	}
-}
 
 // Create is UpdateNoErrors(empty, obj, manager) for a create: empty is the
 // empty object of the kind, the live object of a create. For a built-in
 // kind written through its main resource, when obj has no managed fields,
-// it computes the creator's fields itself, at a fraction of the cost;
-// otherwise, or when the object holds anything it does not handle exactly
-// as upstream, it calls UpdateNoErrors.
+// the fast path fastpath.CreateFields records the creator's fields at a
+// fraction of the cost; otherwise, or when the object holds anything it
+// does not handle exactly as upstream, UpdateNoErrors does.
 func (m *Manager) Create(empty, obj runtime.Object, manager string) runtime.Object {
-	out, ok := m.create(empty, obj, manager)
-	if !ok {
-		return m.UpdateNoErrors(empty, obj, manager)
+	if out, ok := m.createFields.Record(empty, obj, manager); ok {
+		return out
 	}
-	return out
+	return m.UpdateNoErrors(empty, obj, manager)
 }
 
-// create is Create's own path; false when it leaves the write to
-// UpdateNoErrors (obj is then untouched).
-func (m *Manager) create(empty, obj runtime.Object, manager string) (runtime.Object, bool) {
-	c := m.creator
-	if c == nil || reflect.TypeOf(obj) != c.goType || reflect.TypeOf(empty) != c.goType {
-		return nil, false
-	}
-	acc, err := meta.Accessor(obj)
-	if err != nil || len(acc.GetManagedFields()) != 0 {
-		return nil, false
-	}
-	if live, err := meta.Accessor(empty); err != nil || len(live.GetManagedFields()) != 0 || live.GetUID() != "" {
-		return nil, false
-	}
-	set, ok := c.fields(empty, obj)
-	if !ok {
-		return nil, false
-	}
-	if manager == "" {
-		manager = "unknown"
-	}
-	acc.SetManagedFields(nil)
-	if set.Empty() {
-		return obj, true
-	}
-	raw, err := set.ToJSON()
-	if err != nil {
-		return nil, false
-	}
-	acc.SetManagedFields([]metav1.ManagedFieldsEntry{{
-		Manager:    manager,
-		Operation:  metav1.ManagedFieldsOperationUpdate,
-		APIVersion: c.apiVersion,
-		Time:       &metav1.Time{Time: time.Now().UTC()},
-		FieldsType: "FieldsV1",
-		FieldsV1:   &metav1.FieldsV1{Raw: raw},
-	}})
-	return obj, true
-}
-
-// fields is what the creator owns: what Compare(empty, obj) finds added or
-// modified, less the reset fields and the stripped metadata.
-func (c *creator) fields(empty, obj runtime.Object) (*fieldpath.Set, bool) {
-	set := &fieldpath.Set{}
-	if !newWalker(set).compare(c.root, reflect.ValueOf(empty), reflect.ValueOf(obj)) {
-		return nil, false
-	}
-	if c.reset != nil {
-		set = c.reset.Filter(set)
-	}
-	return set.Difference(stripSet), true
-}
+// CreateFields is the fast path Create takes for this manager's kind, nil
+// when it takes upstream's path only (a custom resource, a subresource).
+func (m *Manager) CreateFields() *fastpath.CreateFields { return m.createFields }

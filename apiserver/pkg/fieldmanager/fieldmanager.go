@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
+	"skiff.dev/apiserver/pkg/fastpath"
 	"skiff.dev/apiserver/pkg/openapi"
 	"skiff.dev/apiserver/pkg/registry"
 )
@@ -38,9 +39,9 @@ type Managers struct {
 type Manager struct {
 	*managedfields.FieldManager
 	types managedfields.TypeConverter
-	// creator records creates of a built-in kind through the main
+	// createFields records creates of a built-in kind through the main
 	// resource (Create); nil otherwise.
-	creator *creator
+	createFields *fastpath.CreateFields
 }
 
 // CheckApply reports, as a 400, why an apply patch does not fit the kind's
@@ -130,7 +131,7 @@ func (m *Managers) build(s *registry.Store, sub string, versionsOf func() []*reg
 		}
 		out := &Manager{FieldManager: fm, types: tc}
 		if sub == "" {
-			out.creator = newCreator(r, tc, reset)
+			out.createFields = fastpath.NewCreateFields(r, tc, reset)
 		}
 		return out, nil
 	}

@@ -6,11 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"skiff.dev/apiserver/pkg/api"
@@ -133,102 +131,6 @@ func TestUpdateAndApplyOnBuiltin(t *testing.T) {
 	if err := fm.CheckApply(patch); err == nil || !strings.Contains(err.Error(), "field not declared in schema") {
 		t.Errorf("CheckApply of an undeclared field: %v", err)
 	}
-}
-
-// BenchmarkCreatePod is the field manager's share of a pod create: the
-// Update entry of the creating manager over an empty live object.
-func BenchmarkCreatePod(b *testing.B) {
-	fm, pod := benchPod(b)
-	createBench(b, fm, pod)
-}
-
-func createBench(b *testing.B, fm *Manager, pod *corev1.Pod) {
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		obj := fm.UpdateNoErrors(&corev1.Pod{}, pod.DeepCopy(), "bench")
-		if len(obj.(*corev1.Pod).ManagedFields) != 1 {
-			b.Fatal("no managed fields")
-		}
-	}
-}
-
-// BenchmarkCreateAdmittedPod is BenchmarkCreatePod with what admission adds
-// to that pod (admit).
-func BenchmarkCreateAdmittedPod(b *testing.B) {
-	fm, pod := benchPod(b)
-	createBench(b, fm, admit(pod))
-}
-
-// BenchmarkCreateShortcut is BenchmarkCreatePod through Create.
-func BenchmarkCreateShortcut(b *testing.B) {
-	fm, pod := benchPod(b)
-	shortcutBench(b, fm, pod)
-}
-
-// BenchmarkCreateAdmittedShortcut is BenchmarkCreateAdmittedPod through
-// Create.
-func BenchmarkCreateAdmittedShortcut(b *testing.B) {
-	fm, pod := benchPod(b)
-	shortcutBench(b, fm, admit(pod))
-}
-
-func shortcutBench(b *testing.B, fm *Manager, pod *corev1.Pod) {
-	if _, ok := fm.create(&corev1.Pod{}, pod.DeepCopy(), "bench"); !ok {
-		b.Fatal("Create takes the general path")
-	}
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		obj := fm.Create(&corev1.Pod{}, pod.DeepCopy(), "bench")
-		if len(obj.(*corev1.Pod).ManagedFields) != 1 {
-			b.Fatal("no managed fields")
-		}
-	}
-}
-
-// admit adds to pod what admission adds: the ServiceAccount plugin's
-// projected kube-api-access volume and its mount, DefaultTolerationSeconds'
-// two tolerations, the Priority plugin's priority and preemption policy.
-func admit(pod *corev1.Pod) *corev1.Pod {
-	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-		DefaultMode: ptr.To[int32](420),
-		Sources: []corev1.VolumeProjection{
-			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{ExpirationSeconds: ptr.To[int64](3607), Path: "token"}},
-			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
-			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
-		},
-	}}})
-	pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "kube-api-access-abcde", ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"})
-	pod.Spec.Tolerations = []corev1.Toleration{
-		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
-		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
-	}
-	pod.Spec.ServiceAccountName, pod.Spec.DeprecatedServiceAccount = "default", "default"
-	pod.Spec.Priority, pod.Spec.PreemptionPolicy = ptr.To[int32](0), ptr.To(corev1.PreemptLowerPriority)
-	return pod
-}
-
-// benchPod is the pods' field manager and a pod as the API server stores
-// it when created by test/bench: defaulted, with its requests.
-func benchPod(b testing.TB) (*Manager, *corev1.Pod) {
-	codecs := api.NewCodecs()
-	pods := resourceOf(b, "", "pods")
-	s := &registry.Store{R: pods}
-	fm, err := New(codecs.Scheme).For(s, "", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "d", Labels: map[string]string{"app": "bench", "tier": "web", "track": "stable", "n": "1"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "app", Image: "registry.k8s.io/pause:3.10",
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
-			}},
-			Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
-		}}},
-	}
-	s.Default(pod)
-	return fm, pod
 }
 
 // TestEveryKindIsTyped: every built-in resource gets a field manager whose

@@ -1,4 +1,4 @@
-package fieldmanager
+package fastpath
 
 import (
 	"encoding/base64"

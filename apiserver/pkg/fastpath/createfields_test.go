@@ -1,4 +1,4 @@
-package fieldmanager
+package fastpath_test
 
 import (
 	"flag"
@@ -21,15 +21,16 @@ import (
 
 	"skiff.dev/apiserver/pkg/api"
 	"skiff.dev/apiserver/pkg/api/apifuzz"
+	"skiff.dev/apiserver/pkg/fieldmanager"
 	"skiff.dev/apiserver/pkg/registry"
 )
 
 // createBoth runs the general path and Create's own on deep copies of
 // obj; fast reports whether Create's own path took it.
-func createBoth(t *testing.T, fm *Manager, r *registry.Resource, obj runtime.Object) (slow, fast runtime.Object, tookFast bool) {
+func createBoth(t *testing.T, fm *fieldmanager.Manager, r *registry.Resource, obj runtime.Object) (slow, fast runtime.Object, tookFast bool) {
 	t.Helper()
 	slow = fm.UpdateNoErrors(r.New(), obj.DeepCopyObject(), "creator")
-	fast, tookFast = fm.create(r.New(), obj.DeepCopyObject(), "creator")
+	fast, tookFast = fm.CreateFields().Record(r.New(), obj.DeepCopyObject(), "creator")
 	if !tookFast {
 		fast = fm.Create(r.New(), obj.DeepCopyObject(), "creator")
 	}
@@ -96,7 +97,7 @@ var createSeed = flag.Int64("create-seed", 1, "seed of TestCreateMatchesUpdateFu
 // with).
 func TestCreateMatchesUpdateFuzzed(t *testing.T) {
 	const perKind = 150
-	m := New(api.NewCodecs().Scheme)
+	m := fieldmanager.New(api.NewCodecs().Scheme)
 	seed := *createSeed
 	if seed == 0 {
 		seed = time.Now().UnixNano()
@@ -113,7 +114,7 @@ func TestCreateMatchesUpdateFuzzed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", r.Resource, err)
 		}
-		if fm.creator == nil {
+		if fm.CreateFields() == nil {
 			t.Errorf("%s: no creator", r.Resource)
 			continue
 		}
@@ -240,7 +241,7 @@ func TestCreateMatchesUpdateEdgeCases(t *testing.T) {
 		}, true},
 		{"admitted bench pod", "pods", "", admittedPod(t), true},
 	}
-	m := New(api.NewCodecs().Scheme)
+	m := fieldmanager.New(api.NewCodecs().Scheme)
 	for _, c := range cases {
 		r := resourceOf(t, c.group, c.resource)
 		fm, err := m.For(&registry.Store{R: r}, "", nil)
@@ -258,13 +259,13 @@ func TestCreateMatchesUpdateEdgeCases(t *testing.T) {
 // TestCreateFallsBack: custom resources and subresources take the general
 // path.
 func TestCreateFallsBack(t *testing.T) {
-	m := New(api.NewCodecs().Scheme)
+	m := fieldmanager.New(api.NewCodecs().Scheme)
 	pods := resourceOf(t, "", "pods")
 	status, err := m.For(&registry.Store{R: pods}, registry.SubStatus, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status.creator != nil {
+	if status.CreateFields() != nil {
 		t.Error("the status subresource has a creator")
 	}
 	cm := resourceOf(t, "", "configmaps")
@@ -273,7 +274,7 @@ func TestCreateFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"a": "b"}}}
-	if _, ok := fm.create(&corev1.ConfigMap{}, u.DeepCopy(), "x"); ok {
+	if _, ok := fm.CreateFields().Record(&corev1.ConfigMap{}, u.DeepCopy(), "x"); ok {
 		t.Error("own path for an unstructured object")
 	}
 	out := fm.Create(&corev1.ConfigMap{}, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"a": "b"}}, "")
@@ -289,3 +290,110 @@ func admittedPod(t *testing.T) *corev1.Pod {
 }
 
 func intstrFromString(s string) intstr.IntOrString { return intstr.FromString(s) }
+
+// BenchmarkCreatePod is the field manager's share of a pod create: the
+// Update entry of the creating manager over an empty live object.
+func BenchmarkCreatePod(b *testing.B) {
+	fm, pod := benchPod(b)
+	createBench(b, fm, pod)
+}
+
+func createBench(b *testing.B, fm *fieldmanager.Manager, pod *corev1.Pod) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		obj := fm.UpdateNoErrors(&corev1.Pod{}, pod.DeepCopy(), "bench")
+		if len(obj.(*corev1.Pod).ManagedFields) != 1 {
+			b.Fatal("no managed fields")
+		}
+	}
+}
+
+// BenchmarkCreateAdmittedPod is BenchmarkCreatePod with what admission adds
+// to that pod (admit).
+func BenchmarkCreateAdmittedPod(b *testing.B) {
+	fm, pod := benchPod(b)
+	createBench(b, fm, admit(pod))
+}
+
+// BenchmarkCreateShortcut is BenchmarkCreatePod through Create.
+func BenchmarkCreateShortcut(b *testing.B) {
+	fm, pod := benchPod(b)
+	shortcutBench(b, fm, pod)
+}
+
+// BenchmarkCreateAdmittedShortcut is BenchmarkCreateAdmittedPod through
+// Create.
+func BenchmarkCreateAdmittedShortcut(b *testing.B) {
+	fm, pod := benchPod(b)
+	shortcutBench(b, fm, admit(pod))
+}
+
+func shortcutBench(b *testing.B, fm *fieldmanager.Manager, pod *corev1.Pod) {
+	if _, ok := fm.CreateFields().Record(&corev1.Pod{}, pod.DeepCopy(), "bench"); !ok {
+		b.Fatal("Create takes the general path")
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		obj := fm.Create(&corev1.Pod{}, pod.DeepCopy(), "bench")
+		if len(obj.(*corev1.Pod).ManagedFields) != 1 {
+			b.Fatal("no managed fields")
+		}
+	}
+}
+
+// admit adds to pod what admission adds: the ServiceAccount plugin's
+// projected kube-api-access volume and its mount, DefaultTolerationSeconds'
+// two tolerations, the Priority plugin's priority and preemption policy.
+func admit(pod *corev1.Pod) *corev1.Pod {
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To[int32](420),
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{ExpirationSeconds: ptr.To[int64](3607), Path: "token"}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		},
+	}}})
+	pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "kube-api-access-abcde", ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"})
+	pod.Spec.Tolerations = []corev1.Toleration{
+		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+	}
+	pod.Spec.ServiceAccountName, pod.Spec.DeprecatedServiceAccount = "default", "default"
+	pod.Spec.Priority, pod.Spec.PreemptionPolicy = ptr.To[int32](0), ptr.To(corev1.PreemptLowerPriority)
+	return pod
+}
+
+// benchPod is the pods' field manager and a pod as the API server stores
+// it when created by test/bench: defaulted, with its requests.
+func benchPod(b testing.TB) (*fieldmanager.Manager, *corev1.Pod) {
+	codecs := api.NewCodecs()
+	pods := resourceOf(b, "", "pods")
+	s := &registry.Store{R: pods}
+	fm, err := fieldmanager.New(codecs.Scheme).For(s, "", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "d", Labels: map[string]string{"app": "bench", "tier": "web", "track": "stable", "n": "1"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "registry.k8s.io/pause:3.10",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
+			}},
+			Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
+		}}},
+	}
+	s.Default(pod)
+	return fm, pod
+}
+
+func resourceOf(t testing.TB, group, name string) *registry.Resource {
+	t.Helper()
+	for _, r := range registry.Resources() {
+		if r.Group == group && r.Resource == name {
+			return r
+		}
+	}
+	t.Fatalf("no resource %s in group %q", name, group)
+	return nil
+}
