@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -132,6 +133,43 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 	t.Run("compileError", f.testCompileError)
 	t.Run("served", f.testServed)
 	t.Run("authorizer", f.testAuthorizer)
+	t.Run("libraries", f.testLibraries)
+}
+
+// testLibraries: a policy calls the Kubernetes CEL libraries
+// (k8s.io/apiserver/pkg/cel/library: URLs, quantities, named formats) and
+// they decide as upstream's do.
+func (f *vapFixture) testLibraries(t *testing.T) {
+	c := f.ts.Client
+	f.namespace(t, "vap-libraries")
+	const endpoint = "example.com/endpoint"
+	f.install(t, deploymentPolicy("libraries",
+		admissionregistrationv1.Validation{Expression: "!has(object.metadata.annotations) || !('" + endpoint + "' in object.metadata.annotations) || " +
+			"(isURL(object.metadata.annotations['" + endpoint + "']) && url(object.metadata.annotations['" + endpoint + "']).getScheme() == 'https')",
+			Message: "the endpoint must be an https URL"},
+		admissionregistrationv1.Validation{Expression: "object.spec.template.spec.containers.all(c, !has(c.resources.limits) || !('memory' in c.resources.limits) || " +
+			"quantity(c.resources.limits.memory).compareTo(quantity('1Gi')) <= 0)", Message: "at most 1Gi of memory"},
+		admissionregistrationv1.Validation{Expression: "!format.dns1123Label().validate(object.metadata.name).hasValue()"}),
+		binding("libraries-binding", "libraries", "vap-libraries", admissionregistrationv1.Deny))
+
+	bad := deployment("web", 1, nil)
+	bad.Annotations = map[string]string{endpoint: "http://example.com/"}
+	denied := createUntilDenied(t, c, "vap-libraries", bad)
+	if !strings.Contains(denied.ErrStatus.Message, "the endpoint must be an https URL") {
+		t.Errorf("http endpoint: %v", denied)
+	}
+	big := deployment("big", 1, nil)
+	big.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}
+	if _, err := c.AppsV1().Deployments("vap-libraries").Create(ctx(t), big, metav1.CreateOptions{}); !apierrors.IsInvalid(err) ||
+		!strings.Contains(err.Error(), "at most 1Gi of memory") {
+		t.Errorf("2Gi of memory: %v, want the quantity rule's refusal", err)
+	}
+	good := deployment("good", 1, nil)
+	good.Annotations = map[string]string{endpoint: "https://example.com/"}
+	good.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}
+	if _, err := c.AppsV1().Deployments("vap-libraries").Create(ctx(t), good, metav1.CreateOptions{}); err != nil {
+		t.Errorf("an https endpoint and 512Mi: %v", err)
+	}
 }
 
 func (f *vapFixture) testDeny(t *testing.T) {
