@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
@@ -41,6 +43,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/miekg/dns"
 	"skiff.dev/component-base/deploytest"
 	"skiff.dev/kubelet/test/harness"
 )
@@ -67,7 +70,12 @@ type mnNode struct {
 	name, ns, ip, dir string
 	kubeletArgs       []string
 	kubelet, proxy    *deploytest.Process
+	dns               *deploytest.Process
 }
+
+// storage is the node's --local-path-dir, where the local-path
+// provisioner makes the volumes of claims scheduled to it.
+func (n *mnNode) storage() string { return filepath.Join(n.dir, "storage") }
 
 type multiNode struct {
 	dir, pki, mark string
@@ -88,7 +96,7 @@ func (m *multiNode) procs() []*deploytest.Process {
 	out = append(out, m.cms...)
 	out = append(out, m.scheds...)
 	for _, n := range m.nodes {
-		out = append(out, n.kubelet, n.proxy)
+		out = append(out, n.kubelet, n.proxy, n.dns)
 	}
 	var live []*deploytest.Process
 	for _, p := range out {
@@ -298,7 +306,8 @@ node-monitor-period: 1s
 			"--cgroup-root=/" + m.mark + "/" + n.name,
 			"--registries-config=" + regFile, "--disable-default-registry-endpoint",
 			"--cluster-cidr=" + mnClusterCIDR, "--manage-node-routes",
-			"--local-path-dir=", "--eviction-hard=memory.available<100Mi",
+			"--local-path-dir=" + n.storage(), "--eviction-hard=memory.available<100Mi",
+			"--cluster-dns=" + clusterDNS, "--cluster-domain=cluster.local",
 			"--node-status-update-frequency=1s",
 		}
 		n.kubelet = deploytest.StartProcess(t, "kubelet-"+n.name, dir, nil, n.kubeletArgs...)
@@ -306,6 +315,23 @@ node-monitor-period: 1s
 			"--kubeconfig="+filepath.Join(dir, "proxy.kubeconfig"), "--hostname-override="+n.name,
 			"--cluster-cidr="+mnClusterCIDR, "--service-cluster-ip-range="+mnServiceCIDR,
 			"--egress-guard-allow-interfaces=skiff0,eth0", "--healthz-bind-address="+n.ip+":10256", "--metrics-bind-address=127.0.0.1:10249")
+		// The cluster DNS on every worker from its unit and a flags file
+		// as docs/operations.md has it (advertise-address: the node's);
+		// names outside the cluster go to the test's bridge, where nothing
+		// answers.
+		flags := filepath.Join(n.dir, "dns.yaml")
+		writeFile(t, flags, fmt.Sprintf(`advertise-address: %s
+hostname-override: %s
+cluster-ip: %s
+cluster-domain: cluster.local
+dns-port: 53
+upstream: "%s:53"
+health-bind-address: 127.0.0.1:8080
+ready-bind-address: 127.0.0.1:8181
+metrics-bind-address: 127.0.0.1:9153
+`, n.ip, n.name, clusterDNS, mnAPI1))
+		n.dns = deploytest.StartUnit(t, "dns-"+n.name, "skiff-dns.service",
+			[][2]string{{"/etc/skiff/dns.yaml", flags}, {"/etc/skiff/", dir + "/"}}, nil, nil, []string{"nsenter", "--net=/run/netns/" + n.ns}, dir)
 	}
 	for _, n := range m.nodes {
 		m.waitFor(t, n.name+" Ready with a pod CIDR", 120*time.Second, func() error { return m.nodeReady(n.name, true) })
@@ -523,6 +549,11 @@ func TestMultiNode(t *testing.T) {
 				return nil
 			})
 		}
+		m.dnsAnswers(t, svc, pods)
+	})
+
+	t.Run("StatefulSetClaimsOnTheirNodes", func(t *testing.T) {
+		m.localPathStatefulSet(t)
 	})
 
 	t.Run("NodeLossReschedulesAndRejoins", func(t *testing.T) {
@@ -530,6 +561,8 @@ func TestMultiNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		pods := m.readyPods(t, "app=web", 3, "", 2*time.Minute)
+		// Three schedulable nodes, maxSkew 1: one replica on each.
+		m.onePerNode(t, pods)
 		lost := m.node(pods[0].Spec.NodeName)
 		lostAt := time.Now()
 		lost.kubelet.Stop()
@@ -544,6 +577,13 @@ func TestMultiNode(t *testing.T) {
 				t.Errorf("%s still on %s", p.Name, lost.name)
 			}
 		}
+		// It comes back with --local-path-dir "": no local-path
+		// provisioner on it (shown below).
+		for i, a := range lost.kubeletArgs {
+			if strings.HasPrefix(a, "--local-path-dir=") {
+				lost.kubeletArgs[i] = "--local-path-dir="
+			}
+		}
 		lost.kubelet = deploytest.StartProcess(t, "kubelet-"+lost.name, m.dir, nil, lost.kubeletArgs...)
 		m.waitFor(t, lost.name+" Ready again", 90*time.Second, func() error { return m.nodeReady(lost.name, true) })
 		n, err := m.client.CoreV1().Nodes().Get(ctx, lost.name, metav1.GetOptions{})
@@ -555,6 +595,10 @@ func TestMultiNode(t *testing.T) {
 				t.Errorf("%s rejoined with taint %v", lost.name, taint)
 			}
 		}
+		// The replicas stay where they are: one node has two of them and
+		// the rejoined one none, as upstream (the scheduler places pods;
+		// it does not move running ones back).
+		m.noLocalPath(t, lost)
 	})
 
 	t.Run("EtcdMemberAndAPIServerLostUnderLoad", func(t *testing.T) {
@@ -644,12 +688,24 @@ func (m *multiNode) writesSurvive(t *testing.T) {
 	var mu sync.Mutex
 	events := map[string]int{}
 	var lastRV string
+	// What a watcher must never see: a resourceVersion not above the one
+	// before it (a bookmark may repeat it), an event other than ADDED for
+	// these ConfigMaps, an ERROR (410 Gone: events it can no longer get).
+	var disorder, broken []string
+	resumes := 0
 	watchDone := make(chan struct{})
 	go func() {
 		defer close(watchDone)
 		rv := start.ResourceVersion
+		last, err := strconv.ParseUint(rv, 10, 64)
+		if err != nil {
+			mu.Lock()
+			disorder = append(disorder, fmt.Sprintf("the list's resourceVersion %q: %v", rv, err))
+			mu.Unlock()
+			return
+		}
 		for i := 0; ctx.Err() == nil; i++ {
-			w, err := clients[i%2].CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: rv, AllowWatchBookmarks: true})
+			w, err := clients[(i+1)%2].CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: rv, AllowWatchBookmarks: true})
 			if err != nil {
 				select {
 				case <-ctx.Done():
@@ -657,18 +713,51 @@ func (m *multiNode) writesSurvive(t *testing.T) {
 				}
 				continue
 			}
+			if i > 0 {
+				mu.Lock()
+				resumes++
+				mu.Unlock()
+			}
 			for ev := range w.ResultChan() {
+				if ev.Type == watch.Error {
+					// 410 Gone is events the watcher can no longer get:
+					// a loss. Other errors are the stream broken (client-go
+					// reports "unable to decode an event from the watch
+					// stream" when its server dies or ctx ends): the
+					// watch ends and resumes from rv.
+					err := apierrors.FromObject(ev.Object)
+					mu.Lock()
+					if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+						disorder = append(disorder, fmt.Sprintf("ERROR from API server %d after resourceVersion %s: %v", 2-i%2, rv, err))
+					} else if ctx.Err() == nil {
+						broken = append(broken, fmt.Sprintf("API server %d after resourceVersion %s: %v", 2-i%2, rv, err))
+					}
+					mu.Unlock()
+					continue
+				}
 				cm, ok := ev.Object.(*corev1.ConfigMap)
 				if !ok {
 					continue
 				}
+				n, err := strconv.ParseUint(cm.ResourceVersion, 10, 64)
+				mu.Lock()
+				switch {
+				case err != nil:
+					disorder = append(disorder, fmt.Sprintf("%s %s: resourceVersion %q: %v", ev.Type, cm.Name, cm.ResourceVersion, err))
+				case n < last || (n == last && ev.Type != watch.Bookmark):
+					disorder = append(disorder, fmt.Sprintf("%s %s at resourceVersion %d after %d", ev.Type, cm.Name, n, last))
+				case ev.Type != watch.Added && ev.Type != watch.Bookmark:
+					disorder = append(disorder, fmt.Sprintf("%s %s at resourceVersion %d", ev.Type, cm.Name, n))
+				}
+				if err == nil && n > last {
+					last = n
+				}
 				rv = cm.ResourceVersion
 				if ev.Type == watch.Added {
-					mu.Lock()
 					events[cm.Name]++
 					lastRV = rv
-					mu.Unlock()
 				}
+				mu.Unlock()
 			}
 			w.Stop()
 		}
@@ -736,15 +825,29 @@ func (m *multiNode) writesSurvive(t *testing.T) {
 	defer mu.Unlock()
 	var repeated []string
 	for name, n := range events {
-		if n != 1 {
+		if n != 1 || !have[name] {
 			repeated = append(repeated, fmt.Sprintf("%s×%d", name, n))
 		}
 	}
 	sort.Strings(repeated)
 	if len(repeated) > 0 {
-		t.Errorf("events repeated: %v", repeated)
+		t.Errorf("events repeated (or of no write there): %v", repeated)
 	}
-	t.Logf("%d writes acknowledged, %d failed while the member and the server were lost; every one there, one ADDED event each", len(acked), failed)
+	for _, name := range acked {
+		if events[name] != 1 {
+			t.Errorf("acknowledged write %s seen %d times by the watcher", name, events[name])
+		}
+	}
+	if len(disorder) > 0 {
+		t.Errorf("the watcher saw, across its %d resumptions:\n%s", resumes, strings.Join(disorder, "\n"))
+	}
+	if len(broken) > 0 {
+		t.Logf("watch streams broken (then resumed): %v", broken)
+	}
+	if resumes == 0 {
+		t.Errorf("the watcher never resumed: the API server it watched was not the one killed")
+	}
+	t.Logf("%d writes acknowledged, %d failed while the member and the server were lost; every one there, one ADDED event each, resourceVersions increasing across %d resumptions of the watch", len(acked), failed, resumes)
 }
 
 // takeOver kills the holder of lease among procs and waits for another to
@@ -805,4 +908,341 @@ func (m *multiNode) takeOver(t *testing.T, lease string, procs []*deploytest.Pro
 	if limit := mnLease + 2*poll + time.Second; took > limit {
 		t.Errorf("%s taken over after %v, more than %v (the lease duration %v, two polls of the standby and a second)", lease, took, limit, mnLease)
 	}
+}
+
+// onePerNode fails the test unless pods are on as many nodes as there are
+// pods, saying where each is and the nodes' taints and conditions (what
+// the topology spread counted).
+func (m *multiNode) onePerNode(t *testing.T, pods []corev1.Pod) {
+	t.Helper()
+	on := map[string][]string{}
+	for _, p := range pods {
+		on[p.Spec.NodeName] = append(on[p.Spec.NodeName], p.Name)
+	}
+	if len(on) == len(pods) {
+		return
+	}
+	var nodes []string
+	if list, err := m.client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{}); err == nil {
+		for _, n := range list.Items {
+			var conds []string
+			for _, c := range n.Status.Conditions {
+				conds = append(conds, fmt.Sprintf("%s=%s", c.Type, c.Status))
+			}
+			nodes = append(nodes, fmt.Sprintf("%s unschedulable=%v taints=%v %v", n.Name, n.Spec.Unschedulable, n.Spec.Taints, conds))
+		}
+	}
+	t.Errorf("%d pods on %d nodes, not one per node: %v\nnodes: %s", len(pods), len(on), on, strings.Join(nodes, "\n"))
+}
+
+// dnsAnswers: every node's skiff-dns is an endpoint of kube-dns, and the
+// Service's name resolves to its cluster IP from each node's namespace
+// through the kube-dns address and from the pod on each node (its
+// resolv.conf, the search path), which then reaches the Service by name.
+func (m *multiNode) dnsAnswers(t *testing.T, svc *corev1.Service, pods []corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	m.waitFor(t, "kube-dns's endpoints: the three nodes' skiff-dns", 60*time.Second, func() error {
+		slices, err := m.client.DiscoveryV1().EndpointSlices("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=kube-dns"})
+		if err != nil {
+			return err
+		}
+		have := map[string]bool{}
+		for _, s := range slices.Items {
+			for _, e := range s.Endpoints {
+				if ptr.Deref(e.Conditions.Ready, true) {
+					for _, a := range e.Addresses {
+						have[a] = true
+					}
+				}
+			}
+		}
+		for _, n := range m.nodes {
+			if !have[n.ip] {
+				return fmt.Errorf("no ready endpoint %s (%s); have %v", n.ip, n.name, have)
+			}
+		}
+		return nil
+	})
+	fqdn := svc.Name + "." + svc.Namespace + ".svc.cluster.local"
+	for _, n := range m.nodes {
+		m.waitFor(t, fqdn+" from "+n.name+"'s namespace through "+clusterDNS, 30*time.Second, func() error {
+			var r *dns.Msg
+			var err error
+			m.inNode(t, n, func() {
+				q := new(dns.Msg)
+				q.SetQuestion(fqdn+".", dns.TypeA)
+				r, _, err = (&dns.Client{Timeout: 2 * time.Second}).Exchange(q, clusterDNS+":53")
+			})
+			if err != nil {
+				return err
+			}
+			if r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 {
+				return fmt.Errorf("answered %s", r)
+			}
+			if a, ok := r.Answer[0].(*dns.A); !ok || a.A.String() != svc.Spec.ClusterIP {
+				return fmt.Errorf("answered %s, want %s", r.Answer[0], svc.Spec.ClusterIP)
+			}
+			return nil
+		})
+	}
+	c := &cluster{kubeconfig: m.kubeconfig}
+	names := map[string]bool{}
+	for _, p := range pods {
+		names[p.Name] = true
+	}
+	for _, p := range pods {
+		m.waitFor(t, fmt.Sprintf("nslookup %s in %s (on %s)", svc.Name, p.Name, p.Spec.NodeName), 30*time.Second, func() error {
+			out, _ := c.inPod(t, p.Name, "nslookup "+svc.Name)
+			if !resolvedTo(out, fqdn, svc.Spec.ClusterIP) {
+				return fmt.Errorf("%s", out)
+			}
+			return nil
+		})
+		m.waitFor(t, fmt.Sprintf("http://%s from %s (on %s)", svc.Name, p.Name, p.Spec.NodeName), 30*time.Second, func() error {
+			body, err := c.inPod(t, p.Name, "timeout 3 wget -q -O - http://"+svc.Name)
+			if err == nil && !names[body] {
+				err = fmt.Errorf("answered %q", body)
+			}
+			return err
+		})
+	}
+}
+
+// localPathStatefulSet is issue 23's "works the same on several nodes": a
+// StatefulSet whose volumeClaimTemplates get the default class
+// (local-path, WaitForFirstConsumer), its replicas spread one per node.
+// Each claim is provisioned by the kubelet of the node its pod landed on:
+// its PersistentVolume has that node's affinity and its directory is in
+// that node's --local-path-dir and no other's. A deleted pod comes back on
+// the same node and reads what its predecessor wrote. Deleting the set and
+// its claims removes the volumes and their directories (Delete reclaim).
+func (m *multiNode) localPathStatefulSet(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{"app": "data"}
+	set := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To[int32](3), ServiceName: "data",
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: ptr.To[int64](0),
+				AutomountServiceAccountToken:  ptr.To(false),
+				TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+					MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
+					LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
+				}},
+				Containers: []corev1.Container{{
+					Name: "data", Image: "busybox",
+					// The first pod of a claim writes an id; the later ones
+					// keep it.
+					Command:      []string{"sh", "-c", "[ -s /data/id ] || cat /proc/sys/kernel/random/uuid >/data/id; exec sleep 3600"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				}},
+			}},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}},
+				},
+			}},
+		},
+	}
+	if _, err := m.client.AppsV1().StatefulSets("default").Create(ctx, set, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := m.readyPods(t, "app=data", 3, "", 3*time.Minute)
+	m.onePerNode(t, pods)
+	c := &cluster{kubeconfig: m.kubeconfig}
+	type replica struct {
+		node, id, dir string
+	}
+	replicas := map[string]replica{}
+	for _, p := range pods {
+		claim, err := m.client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data-"+p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ptr.Deref(claim.Spec.StorageClassName, "") != "local-path" || claim.Status.Phase != corev1.ClaimBound {
+			t.Fatalf("claim %s: class %v, phase %s; want local-path, Bound", claim.Name, claim.Spec.StorageClassName, claim.Status.Phase)
+		}
+		pv, err := m.client.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var affinity []string
+		if pv.Spec.NodeAffinity != nil && pv.Spec.NodeAffinity.Required != nil {
+			for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+				for _, e := range term.MatchExpressions {
+					affinity = append(affinity, fmt.Sprintf("%s %s %v", e.Key, e.Operator, e.Values))
+				}
+			}
+		}
+		if want := fmt.Sprintf("%s In [%s]", corev1.LabelHostname, p.Spec.NodeName); len(affinity) != 1 || affinity[0] != want {
+			t.Errorf("volume %s of %s (on %s) has node affinity %v, want %s", pv.Name, p.Name, p.Spec.NodeName, affinity, want)
+		}
+		if pv.Spec.Local == nil {
+			t.Fatalf("volume %s is not a local volume: %+v", pv.Name, pv.Spec.PersistentVolumeSource)
+		}
+		dir := pv.Spec.Local.Path
+		node := m.node(p.Spec.NodeName)
+		if filepath.Dir(dir) != node.storage() {
+			t.Errorf("volume %s's directory %s is not in %s's local path %s", pv.Name, dir, node.name, node.storage())
+		}
+		for _, other := range m.nodes {
+			if other == node {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(other.storage(), filepath.Base(dir))); err == nil {
+				t.Errorf("%s's directory %s is also in %s's local path", claim.Name, filepath.Base(dir), other.name)
+			}
+		}
+		id, err := c.inPod(t, p.Name, "cat /data/id")
+		if err != nil || id == "" {
+			t.Fatalf("%s's /data/id: %q, %v", p.Name, id, err)
+		}
+		onDisk, err := os.ReadFile(filepath.Join(dir, "id"))
+		if err != nil || strings.TrimSpace(string(onDisk)) != id {
+			t.Errorf("%s on %s: %s/id is %q (%v), the pod wrote %q", p.Name, node.name, dir, onDisk, err, id)
+		}
+		replicas[p.Name] = replica{node: node.name, id: id, dir: dir}
+	}
+
+	// A pod deleted comes back on its volume's node with its data.
+	gone := pods[0]
+	if err := m.client.CoreV1().Pods("default").Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	var back corev1.Pod
+	m.waitFor(t, gone.Name+" back and Ready", 2*time.Minute, func() error {
+		p, err := m.client.CoreV1().Pods("default").Get(ctx, gone.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.UID == gone.UID || p.DeletionTimestamp != nil || !podReady(p) {
+			return fmt.Errorf("uid %s (was %s), on %q, %s, ready=%v", p.UID, gone.UID, p.Spec.NodeName, p.Status.Phase, podReady(p))
+		}
+		back = *p
+		return nil
+	})
+	want := replicas[gone.Name]
+	if back.Spec.NodeName != want.node {
+		t.Errorf("%s came back on %s, its volume is on %s", gone.Name, back.Spec.NodeName, want.node)
+	}
+	if id, err := c.inPod(t, gone.Name, "cat /data/id"); err != nil || id != want.id {
+		t.Errorf("%s came back reading %q (%v), its predecessor wrote %q", gone.Name, id, err, want.id)
+	}
+	t.Logf("3 claims provisioned one per node (%v); %s deleted came back on %s with its data", replicas, gone.Name, back.Spec.NodeName)
+
+	// The set and its claims deleted: the volumes and their directories go.
+	if err := m.client.AppsV1().StatefulSets("default").Delete(ctx, "data", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}); err != nil {
+		t.Fatal(err)
+	}
+	m.waitFor(t, "the set's pods gone", 2*time.Minute, func() error {
+		list, err := m.client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=data"})
+		if err == nil && len(list.Items) > 0 {
+			err = fmt.Errorf("%d pods left", len(list.Items))
+		}
+		return err
+	})
+	for name := range replicas {
+		if err := m.client.CoreV1().PersistentVolumeClaims("default").Delete(ctx, "data-"+name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.waitFor(t, "the volumes and their directories removed", 2*time.Minute, func() error {
+		pvs, err := m.client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(pvs.Items) > 0 {
+			return fmt.Errorf("%d volumes left, the first %s %s", len(pvs.Items), pvs.Items[0].Name, pvs.Items[0].Status.Phase)
+		}
+		for name, r := range replicas {
+			if _, err := os.Stat(r.dir); err == nil {
+				return fmt.Errorf("%s's directory %s is still there", name, r.dir)
+			}
+		}
+		return nil
+	})
+}
+
+// noLocalPath shows --local-path-dir "" on node n (docs/storage.md): a
+// claim of the default class whose pod the scheduler puts on n is handed
+// to the local-path provisioner for n, and none runs there: it stays
+// Pending, with no volume made for it and no directory on any node.
+func (m *multiNode) noLocalPath(t *testing.T, n *mnNode) {
+	t.Helper()
+	ctx := context.Background()
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "nowhere"}, Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}},
+	}}
+	claim, err := m.client.CoreV1().PersistentVolumeClaims("default").Create(ctx, claim, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "nowhere"}, Spec: corev1.PodSpec{
+		NodeSelector:                  map[string]string{corev1.LabelHostname: n.name},
+		TerminationGracePeriodSeconds: ptr.To[int64](0),
+		AutomountServiceAccountToken:  ptr.To(false),
+		Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sleep", "3600"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+		Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "nowhere"}}}},
+	}}
+	if _, err := m.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = m.client.CoreV1().Pods("default").Delete(ctx, "nowhere", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		_ = m.client.CoreV1().PersistentVolumeClaims("default").Delete(ctx, "nowhere", metav1.DeleteOptions{})
+	}()
+	// The scheduler chose n for the claim.
+	m.waitFor(t, "the claim handed to the local-path provisioner for "+n.name, time.Minute, func() error {
+		c, err := m.client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "nowhere", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if c.Annotations["volume.kubernetes.io/selected-node"] != n.name || c.Annotations["volume.kubernetes.io/storage-provisioner"] != "skiff.dev/local-path" {
+			return fmt.Errorf("annotations %v", c.Annotations)
+		}
+		return nil
+	})
+	// And stays Pending: no kubelet provisions it. (A claim handed to a
+	// node that has the provisioner is a volume within a second or two:
+	// StatefulSetClaimsOnTheirNodes.)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := m.client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "nowhere", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Status.Phase != corev1.ClaimPending || c.Spec.VolumeName != "" {
+			t.Fatalf("the claim for %s (--local-path-dir \"\") is %s, volume %q", n.name, c.Status.Phase, c.Spec.VolumeName)
+		}
+		if _, err := m.client.CoreV1().PersistentVolumes().Get(ctx, "pvc-"+string(claim.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("a volume was made for the claim on %s (--local-path-dir \"\"): %v", n.name, err)
+		}
+		for _, other := range m.nodes {
+			if dirs, _ := filepath.Glob(filepath.Join(other.storage(), "pvc-"+string(claim.UID)+"_*")); len(dirs) > 0 {
+				t.Fatalf("a directory was made for the claim: %v", dirs)
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second): // the next look
+		}
+	}
+	p, err := m.client.CoreV1().Pods("default").Get(ctx, "nowhere", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status.Phase == corev1.PodRunning {
+		t.Errorf("the pod of the unprovisioned claim runs on %q", p.Spec.NodeName)
+	}
+	t.Logf("%s with --local-path-dir \"\": its claim stayed Pending for 10 s, no volume, no directory", n.name)
 }
