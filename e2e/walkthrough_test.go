@@ -450,8 +450,84 @@ func TestWalkthrough(t *testing.T) {
 		t.Errorf("deployment after the rollout: %q", got)
 	}
 
+	// A pod with a mounted claim (the default class, local-path) runs
+	// while make down runs: mounts of the cluster exist (its containers'
+	// root filesystems) and none is left afterwards.
+	claimPod := filepath.Join(t.TempDir(), "claim.yaml")
+	writeFile(t, claimPod, `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: kept
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 16Mi
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: with-claim
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: c
+    image: busybox
+    command: ["sh", "-c", "echo kept >/data/f; exec sleep 3600"]
+    volumeMounts:
+    - name: data
+      mountPath: /data
+  volumes:
+  - name: data
+    persistentVolumeClaim:
+      claimName: kept
+`)
+	kubectl("apply", "-f", claimPod)
+	harness.Poll(t, 2*time.Minute, "with-claim Running with its claim Bound", func() (bool, string) {
+		got := kubectl("get", "pod/with-claim", "pvc/kept", "-o", `jsonpath={.items[0].status.phase} {.items[1].status.phase}`)
+		return got == "Running Bound", got
+	})
+	if got := kubectl("exec", "with-claim", "--", "cat", "/data/f"); strings.TrimSpace(got) != "kept" {
+		t.Fatalf("with-claim's /data/f: %q", got)
+	}
+	if m := c.mountsOfCluster(t); len(m) == 0 {
+		t.Fatalf("no mount of the cluster in /proc/self/mountinfo while with-claim runs: the check after make down would show nothing")
+	} else {
+		t.Logf("%d mounts of the cluster before make down, e.g. %s", len(m), m[0])
+	}
+
 	// make down: nothing of the cluster is left.
 	out = step(4)
 	mustContain(t, out, "skiff down: stopped kubelet", "skiff down: removed the containers of containerd namespace", "skiff down: done")
+	if m := c.mountsOfCluster(t); len(m) > 0 {
+		t.Errorf("mounts left after make down:\n%s", strings.Join(m, "\n"))
+	}
 	c.sameAsBefore(t, before)
+}
+
+// mountsOfCluster are the lines of /proc/self/mountinfo whose mount point
+// or root lies under one of skiff's paths for this SKIFF_HOME: its state
+// (the local-path volumes under storage/ included), containerd's state,
+// the pods' network namespaces.
+func (c *localCluster) mountsOfCluster(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 5 {
+			continue
+		}
+		for _, mark := range []string{c.home, c.ctrdState, c.netnsDir} {
+			// Fields 4 and 5: the root within its filesystem, the mount point.
+			if f[4] == mark || strings.HasPrefix(f[4], mark+"/") || f[3] == mark || strings.HasPrefix(f[3], mark+"/") {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
 }
