@@ -40,7 +40,9 @@ type Step struct {
 	Offset time.Duration `json:"offset"`
 	// Duration is At minus the previous step's At.
 	Duration time.Duration `json:"duration"`
-	// Slowest marks the step with the longest Duration.
+	// Slowest marks the step that surely took longest: the longest
+	// Duration once the records' precision is allowed for (a step after a
+	// record kept to the second may have started up to a second later).
 	Slowest bool `json:"slowest,omitempty"`
 }
 
@@ -452,7 +454,7 @@ func settle(steps []Step) []Step {
 	if len(steps) == 0 {
 		return steps
 	}
-	slowest := 0
+	byMin, byDur, most := 0, 0, time.Duration(0)
 	for i := range steps {
 		s := &steps[i]
 		s.At = s.Recorded
@@ -466,13 +468,34 @@ func settle(steps []Step) []Step {
 			}
 			s.Duration = s.At.Sub(prev)
 			s.Offset = s.At.Sub(steps[0].At)
-			if s.Duration > steps[slowest].Duration {
-				slowest = i
+			if m := minDuration(steps[i-1], *s); m > most {
+				byMin, most = i, m
+			}
+			if s.Duration > steps[byDur].Duration {
+				byDur = i
 			}
 		}
+	}
+	slowest := byMin
+	if most == 0 {
+		slowest = byDur
 	}
 	if slowest > 0 {
 		steps[slowest].Slowest = true
 	}
 	return steps
+}
+
+// minDuration is the least time step s can have taken after prev, given
+// their records' precision: a time kept to the second is up to a second
+// later than recorded.
+func minDuration(prev, s Step) time.Duration {
+	latestPrev := prev.At
+	if prev.Precision > time.Microsecond {
+		latestPrev = prev.Recorded.Add(prev.Precision - time.Microsecond)
+		if prev.At.After(latestPrev) {
+			latestPrev = prev.At
+		}
+	}
+	return max(s.At.Sub(latestPrev), 0)
 }

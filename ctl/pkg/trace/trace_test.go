@@ -428,3 +428,29 @@ func TestCollectServiceEvents(t *testing.T) {
 		t.Errorf("last step %q", last.Name)
 	}
 }
+
+// The slowest step is the one that surely took longest: a step right after
+// a record kept to the second may look long only because that record lost
+// its fraction of a second.
+func TestSlowestAllowsForPrecision(t *testing.T) {
+	ms := time.Millisecond
+	steps := settle([]Step{
+		{Name: "pod stored", Recorded: t0, Precision: Second},
+		// 995ms after a record that may be 14.999: at least 0s.
+		{Name: "created by controller", Recorded: t0.Add(995 * ms), Precision: Microsecond},
+		{Name: "container started", Recorded: t0.Add(1110 * ms), Precision: Microsecond},
+	})
+	if !steps[2].Slowest || steps[1].Slowest {
+		t.Errorf("slowest: %+v", steps)
+	}
+	// Only records kept to the second: the longest duration.
+	steps = settle([]Step{
+		{Name: "a", Recorded: t0, Precision: Second},
+		{Name: "b", Recorded: t0.Add(time.Second), Precision: Second},
+		{Name: "c", Recorded: t0.Add(3 * time.Second), Precision: Second},
+		{Name: "d", Recorded: t0.Add(4 * time.Second), Precision: Second},
+	})
+	if !steps[2].Slowest {
+		t.Errorf("slowest: %+v", steps)
+	}
+}
