@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,8 +60,9 @@ type Runtime struct {
 	images map[string]pod.Image
 
 	// stdins are the open stdins of running containers (stdin.go).
-	smu    sync.Mutex
-	stdins map[string]*stdinStream
+	smu      sync.Mutex
+	stdins   map[string]*stdinStream
+	stopping atomic.Bool
 }
 
 var _ pod.Runtime = (*Runtime)(nil)
@@ -96,7 +98,10 @@ func New(o Options) (*Runtime, error) {
 }
 
 // Close closes the connection.
-func (r *Runtime) Close() error { return r.client.Close() }
+func (r *Runtime) Close() error {
+	r.closeStdins()
+	return r.client.Close()
+}
 
 func (r *Runtime) ns(ctx context.Context) context.Context {
 	return namespaces.WithNamespace(ctx, r.namespace)
@@ -327,7 +332,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("creating task: %w", err)
 	}
 	if labels[labelStdin] != "" {
-		copyUntilExit(task.IO(), finish)
+		r.copyUntilExit(ctx, id, task, finish)
 	}
 	if err := task.Start(ctx); err != nil {
 		_, _ = task.Delete(ctx, containerd.WithProcessKill)

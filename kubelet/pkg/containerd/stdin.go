@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/containerd/containerd"
 	"github.com/containerd/containerd/cio"
@@ -22,9 +23,22 @@ const labelStdin = "skiff.dev/stdin"
 // the kubelet copies (stdin from the pipe, stdout and stderr into the
 // log file in the same format as the log driver's), as containerd's CRI
 // plugin does for every container; the others keep the log driver.
+//
+// The stdin's writer lives in the kubelet: when the kubelet stops, the
+// container's stdin reaches its end (the shim closes it), as it does
+// after the first attach with stdinOnce. A kubelet started again takes
+// up the container's output (reattachStdin), not its stdin.
 type stdinStream struct {
 	once bool
 	w    *io.PipeWriter
+	// eof is closed when the task's side has read the end of the stdin:
+	// then the process's stdin is closed through the task (the shim does
+	// not pass a FIFO's end on), as exec and ctr do.
+	eof chan struct{}
+	// io is the task's streams and closed the CloseIO done (set once the
+	// task exists).
+	io     cio.IO
+	closed chan struct{}
 }
 
 // attachedStdin is one attach's stdin: its Close ends the container's
@@ -74,7 +88,7 @@ func (r *Runtime) stdinIO(id string, labels map[string]string) (opt cio.Opt, fin
 	lf := logs.NewFile(out)
 	stdout, stderr := lf.Stream(logs.Stdout), lf.Stream(logs.Stderr)
 	pr, pw := io.Pipe()
-	s := &stdinStream{once: labels[labelStdin] == "once", w: pw}
+	s := &stdinStream{once: labels[labelStdin] == "once", w: pw, eof: make(chan struct{}), closed: make(chan struct{})}
 	if r.stdins == nil {
 		r.stdins = map[string]*stdinStream{}
 	}
@@ -95,20 +109,45 @@ func (r *Runtime) stdinIO(id string, labels map[string]string) (opt cio.Opt, fin
 			}
 		})
 	}
-	return cio.WithStreams(pr, stdout, stderr), finish, true, nil
+	return cio.WithStreams(&eofNotifier{r: pr, done: s.eof}, stdout, stderr), finish, true, nil
 }
 
 // copyUntilExit finishes id's stdin once the task's output ends (the
-// container exited) and removes its FIFOs.
-func copyUntilExit(tio cio.IO, finish func()) {
+// container exited) and removes its FIFOs, unless the kubelet is
+// stopping (the next one reopens them); when the stdin ends, it closes
+// the process's stdin.
+func (r *Runtime) copyUntilExit(ctx context.Context, id string, task containerd.Task, finish func()) {
+	tio := task.IO()
 	if tio == nil {
 		finish()
 		return
 	}
+	r.smu.Lock()
+	s := r.stdins[id]
+	if s != nil {
+		s.io = tio
+	}
+	r.smu.Unlock()
+	done := make(chan struct{})
+	if s != nil {
+		go func() {
+			defer close(s.closed)
+			select {
+			case <-s.eof:
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				_ = task.CloseIO(ctx, containerd.WithStdinCloser)
+			case <-done:
+			}
+		}()
+	}
 	go func() {
 		tio.Wait()
+		close(done)
 		finish()
-		_ = tio.Close()
+		if !r.stopping.Load() {
+			_ = tio.Close()
+		}
 	}()
 }
 
@@ -128,6 +167,33 @@ func (r *Runtime) reattachStdin(ctx context.Context, c containerd.Container, lab
 		finish()
 		return fmt.Errorf("reattaching to the streams of container %s: %w", c.ID(), err)
 	}
-	copyUntilExit(task.IO(), finish)
+	r.copyUntilExit(ctx, c.ID(), task, finish)
 	return nil
+}
+
+// closeStdins ends the stdins of the containers with stdin and stops
+// copying their output (the kubelet is stopping), as the end of the
+// kubelet's process would. Their output waits in the FIFOs, whose files
+// stay, for the next kubelet (reattachStdin).
+func (r *Runtime) closeStdins() {
+	r.stopping.Store(true)
+	r.smu.Lock()
+	streams := make([]*stdinStream, 0, len(r.stdins))
+	for _, s := range r.stdins {
+		streams = append(streams, s)
+	}
+	r.smu.Unlock()
+	for _, s := range streams {
+		_ = s.w.Close()
+		if s.io == nil {
+			continue
+		}
+		// The process's stdin closed (with the client still open),
+		// then the kubelet's ends of the FIFOs, not the FIFO files.
+		select {
+		case <-s.closed:
+		case <-time.After(10 * time.Second):
+		}
+		s.io.Cancel()
+	}
 }

@@ -3,7 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,6 +37,7 @@ func TestTLSBootstrap(t *testing.T) {
 		o.Controllers = []string{"csrapproving", "csrsigning", "bootstrapsigner"}
 		o.Controller.ClusterSigningCertFile = certs.CertFile(e.ts.PKIDir, "ca")
 		o.Controller.ClusterSigningKeyFile = certs.KeyFile(e.ts.PKIDir, "ca")
+		o.Controller.ApproveKubeletServingCSRs = true
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -61,11 +65,31 @@ func TestTLSBootstrap(t *testing.T) {
 		o.BootstrapKubeconfig = bootstrap
 		o.CertDir = filepath.Join(dir, "pki")
 		o.RotateCertificates = true
+		// Its serving certificate from a kubelet-serving CSR too.
+		o.RotateServerCertificates = true
 		// The CA the join verified, for the kubelet's own API.
 		o.ClientCAFile = filepath.Join(dir, "ca.crt")
 	}
-	e.startKubelet(t)
+	start := time.Now()
+	k := e.startKubelet(t)
 	e.makeReady(t)
+	// The serving certificate arrives once the Node reports its address:
+	// the kubelet's HTTPS port then presents a certificate of the cluster
+	// CA for 127.0.0.1 (before, the handshake fails).
+	roots := x509.NewCertPool()
+	ca, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil || !roots.AppendCertsFromPEM(ca) {
+		t.Fatalf("the CA: %v", err)
+	}
+	poll(t, 60*time.Second, "the kubelet's serving certificate from the cluster CA", func() (bool, string) {
+		conn, err := tls.Dial("tcp", k.cfg.Listener.Addr().String(), &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+		if err != nil {
+			return false, err.Error()
+		}
+		conn.Close()
+		return true, ""
+	})
+	t.Logf("serving certificate after %v from the kubelet's start", time.Since(start).Round(10*time.Millisecond))
 	// The Node was registered by the node's own, bootstrapped identity.
 	csrs, err := e.client.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 	if err != nil {
