@@ -30,7 +30,28 @@ func securityOpts(s pod.Security) []oci.SpecOpts {
 	if s.RunAsUser != nil || s.RunAsGroup != nil || len(s.SupplementalGroups) > 0 {
 		opts = append(opts, withUser(s))
 	}
+	if len(s.Sysctls) > 0 {
+		opts = append(opts, withSysctls(s.Sysctls))
+	}
 	return opts
+}
+
+// withSysctls sets the pod's sysctls in the spec; the runtime writes them
+// in the container's namespaces before its process starts (upstream sets
+// them on the pod sandbox, whose namespaces the containers share).
+func withSysctls(sysctls map[string]string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if s.Linux == nil {
+			s.Linux = &specs.Linux{}
+		}
+		if s.Linux.Sysctl == nil {
+			s.Linux.Sysctl = map[string]string{}
+		}
+		for k, v := range sysctls {
+			s.Linux.Sysctl[k] = v
+		}
+		return nil
+	}
 }
 
 // withNoNewPrivileges sets the flag either way (containerd's default spec

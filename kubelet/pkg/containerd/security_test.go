@@ -33,6 +33,9 @@ func TestSecurityOpts(t *testing.T) {
 		{"user and groups", pod.Security{RunAsUser: ptr.To[int64](1000), SupplementalGroups: []int64{5}}, func(s *oci.Spec) bool {
 			return s.Process.User.UID == 1000 && s.Process.User.GID == 0 && slices.Contains(s.Process.User.AdditionalGids, 5)
 		}},
+		{"sysctls", pod.Security{Sysctls: map[string]string{"kernel.shm_rmid_forced": "1"}}, func(s *oci.Spec) bool {
+			return s.Linux.Sysctl["kernel.shm_rmid_forced"] == "1"
+		}},
 		{"read-only root, no_new_privs", pod.Security{ReadOnlyRootFilesystem: true, NoNewPrivileges: true}, func(s *oci.Spec) bool {
 			return s.Root.Readonly && s.Process.NoNewPrivileges
 		}},

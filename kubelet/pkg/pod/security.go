@@ -13,6 +13,12 @@ func SecurityFor(p *corev1.Pod, c *corev1.Container) Security {
 	if psc := p.Spec.SecurityContext; psc != nil {
 		s.RunAsUser, s.RunAsGroup = psc.RunAsUser, psc.RunAsGroup
 		s.SupplementalGroups = append(s.SupplementalGroups, psc.SupplementalGroups...)
+		for _, sc := range psc.Sysctls {
+			if s.Sysctls == nil {
+				s.Sysctls = map[string]string{}
+			}
+			s.Sysctls[sc.Name] = sc.Value
+		}
 	}
 	csc := c.SecurityContext
 	if csc == nil {

@@ -22,6 +22,12 @@ func TestSecurityFor(t *testing.T) {
 			want: Security{RunAsUser: ptr.To[int64](5), RunAsGroup: ptr.To[int64](6), SupplementalGroups: []int64{7}},
 		},
 		{
+			name: "pod sysctls",
+			pod:  &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "1"}, {Name: "net.ipv4.ip_local_port_range", Value: "1024 65000"}}},
+			c:    &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)},
+			want: Security{ReadOnlyRootFilesystem: true, Sysctls: map[string]string{"kernel.shm_rmid_forced": "1", "net.ipv4.ip_local_port_range": "1024 65000"}},
+		},
+		{
 			name: "container wins",
 			pod:  &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](5)},
 			c:    &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000), ReadOnlyRootFilesystem: ptr.To(true)},

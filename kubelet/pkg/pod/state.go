@@ -122,6 +122,9 @@ type Security struct {
 	// NoNewPrivileges sets the process's no_new_privs flag
 	// (allowPrivilegeEscalation: false).
 	NoNewPrivileges bool
+	// Sysctls are the pod's securityContext.sysctls, set in the
+	// container's (the pod's shared) namespaces.
+	Sysctls map[string]string
 }
 
 // Mount is a bind mount of a host path into a container.
