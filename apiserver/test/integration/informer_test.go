@@ -148,8 +148,11 @@ func TestInformerSurvivesCutConnections(t *testing.T) {
 	if cuts == 0 {
 		t.Fatal("the proxy never cut a connection; the test proves nothing")
 	}
-	// Every write reaches the informer, exactly once.
-	err = waitFor(t, func() error {
+	// Every write reaches the informer, exactly once. Under load a watch may
+	// not get established between two cuts, and client-go's reflector then
+	// backs off up to 30 s with a jitter factor of 1 (so up to 60 s) before
+	// its next try: wait longer than that, not waitFor's 30 s.
+	err = waitForWithin(t, 90*time.Second, func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, k := range written {
