@@ -104,6 +104,13 @@ func (c *Clients) Post(ctx context.Context, e Endpoint, body []byte, timeout tim
 	if err != nil {
 		return nil, err
 	}
+	if timeout > 0 {
+		// The timeout as a query parameter, as upstream's REST client
+		// sends it (?timeout=10s), so the webhook can bound its work.
+		q := req.URL.Query()
+		q.Set("timeout", timeout.String())
+		req.URL.RawQuery = q.Encode()
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if serverName != "" {

@@ -26,6 +26,8 @@ func TestPost(t *testing.T) {
 			http.Error(w, "no", http.StatusInternalServerError)
 		case r.Header.Get("Content-Type") != "application/json":
 			http.Error(w, "content type", http.StatusBadRequest)
+		case r.URL.Query().Get("timeout") != "1s":
+			http.Error(w, "timeout parameter "+r.URL.RawQuery, http.StatusBadRequest)
 		default:
 			_, _ = w.Write(append([]byte("echo:"+r.Host+":"), body...))
 		}

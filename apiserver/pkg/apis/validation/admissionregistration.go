@@ -187,7 +187,7 @@ func validateClientConfig(c *admissionregistrationv1.WebhookClientConfig, p *fie
 		if c.Service.Namespace == "" {
 			allErrs = append(allErrs, field.Required(sp.Child("namespace"), "service namespace is required"))
 		}
-		if c.Service.Path != nil && !strings.HasPrefix(*c.Service.Path, "/") {
+		if c.Service.Path != nil && *c.Service.Path != "" && !strings.HasPrefix(*c.Service.Path, "/") {
 			allErrs = append(allErrs, field.Invalid(sp.Child("path"), *c.Service.Path, "must start with a '/'"))
 		}
 		if c.Service.Port != nil {

@@ -64,3 +64,20 @@ func (e fieldErrs) ToAggregate() error {
 	}
 	return nil
 }
+
+// A service reference's path may be empty (as upstream: the webhook is
+// called at "/"); a non-empty one must start with '/'.
+func TestWebhookServicePath(t *testing.T) {
+	none := admissionregistrationv1.SideEffectClassNone
+	for path, valid := range map[string]bool{"": true, "/": true, "/hook": true, "hook": false} {
+		p := path
+		errs := ValidateValidatingWebhookConfiguration(&admissionregistrationv1.ValidatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "c"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "a.example.com", SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+				ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: "ns", Name: "s", Path: &p}}}},
+		})
+		if (len(errs) == 0) != valid {
+			t.Errorf("path %q: %v, want valid %v", path, errs, valid)
+		}
+	}
+}
