@@ -179,8 +179,13 @@ func Build(in Input) Trace {
 	}
 	// 2. The pod received, admitted and stored.
 	detail := "uid " + string(p.UID)
-	if len(p.ManagedFields) > 0 && p.ManagedFields[0].Manager != "" {
-		detail = "created by " + p.ManagedFields[0].Manager + ", " + detail
+	// The creator's entry: the first not of a subresource (the kubelet's
+	// status writes are).
+	for _, m := range p.ManagedFields {
+		if m.Subresource == "" && m.Manager != "" {
+			detail = "created by " + m.Manager + ", " + detail
+			break
+		}
 	}
 	add(Step{Name: "pod stored", Component: "apiserver", Source: "creationTimestamp", Detail: detail, Recorded: p.CreationTimestamp.Time})
 	// 3. The owner's controller reports the create.

@@ -36,7 +36,8 @@ func runningPod() (*corev1.Pod, []corev1.Event, []corev1.Event) {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: uid, CreationTimestamp: at(0),
 			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web", UID: "uid-rs", Controller: ptr.To(true)}},
-			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate}}},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "skiff-kubelet", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"},
+				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate}}},
 		Spec: corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{
 			{Name: "web", Image: "nginx:1", ReadinessProbe: &corev1.Probe{}},
 			{Name: "side", Image: "busybox:1"},
