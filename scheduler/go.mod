@@ -110,12 +110,14 @@ require (
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/apiextensions-apiserver v0.32.4 // indirect
+	k8s.io/apiserver v0.32.4 // indirect
 	k8s.io/cluster-bootstrap v0.32.4 // indirect
 	k8s.io/component-base v0.32.4 // indirect
 	k8s.io/kube-aggregator v0.32.4 // indirect
 	k8s.io/kube-openapi v0.0.0-20241105132330-32ad38e42d3f // indirect
 	k8s.io/metrics v0.32.4 // indirect
 	k8s.io/pod-security-admission v0.32.4 // indirect
+	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.0 // indirect
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.2 // indirect
 )
