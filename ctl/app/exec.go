@@ -114,7 +114,19 @@ func (o *ExecOptions) Run(ctx context.Context, f *cli.Factory, target string, co
 			Container: container, Command: command,
 			Stdin: in != nil, Stdout: out != nil, Stderr: errOut != nil && !tty, TTY: tty,
 		}, parameterCodec)
-	ex, err := streamExecutor(cfg, req.URL().String())
+	err = stream(ctx, cfg, req.URL().String(), in, out, errOut, tty, stdinFile)
+	var code utilexec.ExitError
+	if errors.As(err, &code) {
+		return exitCodeError{code}
+	}
+	return err
+}
+
+// stream runs an exec or attach request at url (WebSocket, else SPDY):
+// stdin, stdout, and stderr unless there is a terminal; with stdinFile (a
+// terminal) in raw mode, its size sent as it changes.
+func stream(ctx context.Context, cfg *rest.Config, url string, in io.Reader, out, errOut io.Writer, tty bool, stdinFile *os.File) error {
+	ex, err := streamExecutor(cfg, url)
 	if err != nil {
 		return err
 	}
@@ -133,12 +145,7 @@ func (o *ExecOptions) Run(ctx context.Context, f *cli.Factory, target string, co
 		defer sizes.stop()
 		opts.TerminalSizeQueue = sizes
 	}
-	err = ex.StreamWithContext(ctx, opts)
-	var code utilexec.ExitError
-	if errors.As(err, &code) {
-		return exitCodeError{code}
-	}
-	return err
+	return ex.StreamWithContext(ctx, opts)
 }
 
 // parameterCodec encodes PodExecOptions and PodPortForwardOptions as

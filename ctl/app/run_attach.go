@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/remotecommand"
 	watchtools "k8s.io/client-go/tools/watch"
 	utilexec "k8s.io/client-go/util/exec"
 
@@ -173,26 +172,7 @@ func (o *RunOptions) attach(ctx context.Context, f *cli.Factory, c kubernetes.In
 		VersionedParams(&corev1.PodAttachOptions{
 			Container: container, Stdin: in != nil, Stdout: true, Stderr: !tty, TTY: tty,
 		}, parameterCodec)
-	ex, err := streamExecutor(cfg, req.URL().String())
-	if err != nil {
-		return err
-	}
-	opts := remotecommand.StreamOptions{Stdin: in, Stdout: out, Tty: tty}
-	if !tty {
-		opts.Stderr = errOut
-	}
-	if stdinFile != nil {
-		fd := int(stdinFile.Fd())
-		state, err := term.MakeRaw(fd)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = term.Restore(fd, state) }()
-		sizes := newSizeQueue(ctx, fd)
-		defer sizes.stop()
-		opts.TerminalSizeQueue = sizes
-	}
-	return ex.StreamWithContext(ctx, opts)
+	return stream(ctx, cfg, req.URL().String(), in, out, errOut, tty, stdinFile)
 }
 
 // streamLogs writes the container's whole log to out.
