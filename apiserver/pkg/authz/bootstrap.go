@@ -120,6 +120,8 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		cr("system:monitoring", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{
 			"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*"}}),
 		aggregatedMetricsReader(),
+		// Service account issuer discovery (upstream's role of the same name).
+		cr("system:service-account-issuer-discovery", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"}}),
 		cr("system:basic-user", rule([]string{"create"}, []string{"authorization.k8s.io"}, "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
 			rule([]string{"create"}, []string{"authentication.k8s.io"}, "selfsubjectreviews")),
 		cr("system:kube-scheduler", append([]rbacv1.PolicyRule{
@@ -222,6 +224,9 @@ func BootstrapClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bind("system:public-info-viewer", "system:public-info-viewer", group("system:authenticated"), group("system:unauthenticated")),
 		bind("system:basic-user", "system:basic-user", group("system:authenticated")),
 		bind("system:monitoring", "system:monitoring", group("system:monitoring")),
+		// As upstream: every service account may read the discovery
+		// documents; binding all users is left to the administrator.
+		bind("system:service-account-issuer-discovery", "system:service-account-issuer-discovery", group("system:serviceaccounts")),
 		bind("system:kube-scheduler", "system:kube-scheduler", user("system:kube-scheduler")),
 		bind("system:kube-controller-manager", "system:kube-controller-manager", user("system:kube-controller-manager")),
 		bind("system:node-proxier", "system:node-proxier", user("system:kube-proxy")),

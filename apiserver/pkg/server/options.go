@@ -54,6 +54,7 @@ type Options struct {
 	ServiceAccountKeyFiles       []string
 	ServiceAccountSigningKeyFile string
 	ServiceAccountIssuer         string
+	ServiceAccountJWKSURI        string
 
 	AuditLogPath      string
 	AuditLogMaxSize   int
@@ -181,6 +182,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles, "PEM files of public (or private) RSA keys that verify service account tokens. Defaults to --service-account-signing-key-file.")
 	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile, "PEM RSA private key that signs service account tokens (serviceaccounts/token).")
 	fs.StringVar(&o.ServiceAccountIssuer, "service-account-issuer", o.ServiceAccountIssuer, "The iss claim of service account tokens, and the audience accepted by default.")
+	fs.StringVar(&o.ServiceAccountJWKSURI, "service-account-jwks-uri", o.ServiceAccountJWKSURI, "The jwks_uri of the issuer discovery document at /.well-known/openid-configuration (https). Defaults to /openid/v1/jwks at this server's advertised address.")
 	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "If set, every request is logged to this file, one JSON line each (audit.k8s.io/v1 Event at Metadata level; bodies are never logged).")
 	fs.IntVar(&o.AuditLogMaxSize, "audit-log-maxsize", o.AuditLogMaxSize, "The maximum size in megabytes of the audit log file before it gets rotated.")
 	fs.IntVar(&o.AuditLogMaxBackup, "audit-log-maxbackup", o.AuditLogMaxBackup, "The maximum number of rotated audit log files to keep.")

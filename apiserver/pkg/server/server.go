@@ -431,6 +431,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	r.PathPrefix("/openapi/v3/").HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		spec.ServeV3GroupVersion(w, req, strings.TrimPrefix(req.URL.Path, "/openapi/v3/"))
 	}).Methods(http.MethodGet)
+	s.installOpenIDMetadata(r)
 	r.Handle("/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
 	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
 		p := p

@@ -21,10 +21,7 @@ func (s *Server) setupServiceAccountTokens(o *Options) error {
 		}
 		s.handler.Tokens = issuer
 	}
-	keyFiles := o.ServiceAccountKeyFiles
-	if len(keyFiles) == 0 && o.ServiceAccountSigningKeyFile != "" {
-		keyFiles = []string{o.ServiceAccountSigningKeyFile}
-	}
+	keyFiles := serviceAccountKeyFiles(o)
 	if len(keyFiles) == 0 {
 		return nil
 	}
