@@ -302,6 +302,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	cfg.API = server.New(server.Options{
 		Pods: k, Runtime: rt, LogDir: filepath.Join(o.RootDir, "logs"), NetNSPath: network.NetNSPath,
 		NodeName: o.NodeName, Authorizer: server.SubjectAccessReviewer{Client: client},
+		Metrics: promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}),
 		Stats: stats.New(stats.Options{
 			NodeName: o.NodeName, Cgroups: cgroupStats, Pods: k.ActivePods, PodCgroup: cgroups.PodCgroup,
 			Containers:     func(ctx context.Context) ([]pod.Container, error) { return rt.ListContainers(ctx, "") },
@@ -379,7 +380,7 @@ func servingTLS(o *Options, nodeIP string) (*tls.Config, error) {
 }
 
 // Run registers the node, then keeps its status and lease, runs the pods
-// and serves /healthz and /metrics until ctx ends.
+// and serves /healthz, /readyz, /metrics and the kubelet API until ctx ends.
 func Run(ctx context.Context, c *Config) error {
 	logger := klog.FromContext(ctx).WithValues("node", c.Options.NodeName)
 	ctx = klog.NewContext(ctx, logger)
@@ -458,8 +459,9 @@ func (c *Config) serve(ctx context.Context) error {
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
+	// /healthz and /readyz are open, as upstream's; /metrics is with the
+	// API, behind its authentication and authorization (nodes/metrics).
 	c.API.Register(mux)
-	mux.Handle("/metrics", promhttp.HandlerFor(c.Registry, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, TLSConfig: c.tlsConfig, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ServeTLS(c.Listener, "", "") }()

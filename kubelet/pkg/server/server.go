@@ -54,6 +54,9 @@ type Options struct {
 	// Stats serves /stats/summary, /metrics/resource and /metrics/cadvisor
 	// (package stats); nil: not served.
 	Stats Stats
+	// Metrics serves the kubelet's own /metrics (nodes/metrics, as
+	// upstream's); nil: not served.
+	Metrics http.Handler
 	// NodeName and Authorizer: a client other than the API server and the
 	// cluster admins is let through when Authorizer allows it the request
 	// on this node (nodes/metrics, nodes/stats, nodes/log, nodes/proxy);
@@ -94,6 +97,9 @@ func (s *Server) Register(mux *http.ServeMux) {
 		mux.Handle("GET /stats/summary", s.authorized(s.o.Stats.SummaryHandler()))
 		mux.Handle("GET /metrics/resource", s.authorized(s.o.Stats.ResourceMetricsHandler()))
 		mux.Handle("GET /metrics/cadvisor", s.authorized(s.o.Stats.CadvisorMetricsHandler()))
+	}
+	if s.o.Metrics != nil {
+		mux.Handle("GET /metrics", s.authorized(s.o.Metrics))
 	}
 }
 

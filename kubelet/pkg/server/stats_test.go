@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
 )
 
 type fakeStats struct{}
@@ -48,5 +50,47 @@ func TestStatsRoutes(t *testing.T) {
 		if w.Code != tc.want || (tc.wantBody != "" && w.Body.String() != tc.wantBody) {
 			t.Errorf("%s: code %d body %q, want %d %q", tc.path, w.Code, w.Body.String(), tc.want, tc.wantBody)
 		}
+	}
+}
+
+// TestMetricsRoute: the kubelet's own /metrics is nodes/metrics, as
+// upstream's: 401 without a client certificate, 403 for a user the
+// authorizer refuses, served to one it allows and to the API server.
+func TestMetricsRoute(t *testing.T) {
+	metrics := authorizationv1.ResourceAttributes{Verb: "get", Version: "v1", Resource: "nodes", Subresource: "metrics", Name: "n1"}
+	authz := &fakeAuthorizer{user: "prometheus", allow: map[authorizationv1.ResourceAttributes]bool{metrics: true}}
+	mux := http.NewServeMux()
+	New(Options{NodeName: "n1", Authorizer: authz, Metrics: teapot("kubelet_running_pods 1")}).Register(mux)
+	user := func(cn string) *tls.ConnectionState {
+		return &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{{Subject: pkix.Name{CommonName: cn}}}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		method string
+		tls    *tls.ConnectionState
+		want   int
+	}{
+		{"no client certificate", http.MethodGet, nil, http.StatusUnauthorized},
+		{"a user the authorizer refuses", http.MethodGet, user("eve"), http.StatusForbidden},
+		{"a user the authorizer allows", http.MethodGet, user("prometheus"), http.StatusTeapot},
+		{"the API server", http.MethodGet, user(APIServerKubeletClientCN), http.StatusTeapot},
+		{"not a GET", http.MethodPost, user("prometheus"), http.StatusMethodNotAllowed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			authz.asked = nil
+			r := httptest.NewRequest(tc.method, "/metrics", nil)
+			r.TLS = tc.tls
+			w := httptest.NewRecorder()
+			mux.ServeHTTP(w, r)
+			if w.Code != tc.want {
+				t.Fatalf("code %d (%s), want %d", w.Code, w.Body.String(), tc.want)
+			}
+			if w.Code == http.StatusTeapot && w.Body.String() != "kubelet_running_pods 1" {
+				t.Errorf("body %q, want the metrics handler's", w.Body.String())
+			}
+			if w.Code == http.StatusForbidden && (len(authz.asked) != 1 || authz.asked[0] != metrics) {
+				t.Errorf("asked %+v, want %+v", authz.asked, metrics)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net/http"
 	"strings"
@@ -94,10 +93,9 @@ func TestMemoryPressureEviction(t *testing.T) {
 			t.Errorf("pod cgroup %s left after the eviction", dir)
 		}
 	}
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second} //nolint:gosec // self-signed test cert
-	body, err := getBody(c, "https://"+k.cfg.Addr()+"/metrics")
-	if err != nil {
-		t.Fatal(err)
+	code, body := e.apiClient(t, k, "apiserver-kubelet-client").get(t, "/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", code, body)
 	}
 	if !strings.Contains(body, `kubelet_evictions{eviction_signal="memory.available"} 1`) {
 		t.Errorf("/metrics lacks one memory.available eviction:\n%s", grepLines(body, "kubelet_evictions"))

@@ -435,9 +435,13 @@ func TestKubelet(t *testing.T) {
 		if err != nil || body != "ok" {
 			t.Errorf("/healthz = %q, %v", body, err)
 		}
-		body, err = getBody(c, "https://"+k.cfg.Addr()+"/metrics")
-		if err != nil {
-			t.Fatal(err)
+		// /metrics is nodes/metrics: the API server's client certificate.
+		if code, body := e.apiClient(t, k, "").get(t, "/metrics"); code != http.StatusUnauthorized {
+			t.Errorf("GET /metrics without a client certificate: %d %s, want 401", code, body)
+		}
+		code, body := e.apiClient(t, k, "apiserver-kubelet-client").get(t, "/metrics")
+		if code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d %s", code, body)
 		}
 		for _, want := range []string{"kubelet_running_pods 1", "kubelet_pod_start_duration_seconds_count 1", "kubelet_pod_start_sli_duration_seconds_count 1", `kubelet_runtime_operations_duration_seconds_count{operation_type="pull_image"}`,
 			"kubelet_pleg_relist_duration_seconds_count ", "kubelet_pleg_relist_interval_seconds_count ", "kubelet_pleg_last_seen_seconds "} {
