@@ -47,6 +47,8 @@ func helpFlagSet(t *testing.T, binary string) *pflag.FlagSet {
 			fs.StringSlice(name, nil, "")
 		case "int", "Level":
 			fs.Int(name, 0, "")
+		case "int32":
+			fs.Int32(name, 0, "")
 		case "uint":
 			fs.Uint(name, 0, "")
 		case "float32":
