@@ -255,6 +255,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 	case s.Stdin:
 		labels[labelStdin] = "open"
 	}
+	if s.TTY {
+		specOpts = append(specOpts, oci.WithTTY)
+		labels[labelTTY] = "true"
+	}
 	_, err = r.client.NewContainer(ctx, s.ID,
 		containerd.WithImage(img),
 		containerd.WithNewSnapshot(s.ID, img, nil...),
@@ -316,7 +320,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		}
 	}
 	finish := func() {}
-	if labels[labelStdin] != "" {
+	if copiedStreams(labels) {
 		opt, done, ok, err := r.stdinIO(id, labels)
 		if err != nil {
 			return err
@@ -331,7 +335,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		finish()
 		return fmt.Errorf("creating task: %w", err)
 	}
-	if labels[labelStdin] != "" {
+	if copiedStreams(labels) {
 		r.copyUntilExit(ctx, id, task, finish)
 	}
 	if err := task.Start(ctx); err != nil {

@@ -12,11 +12,24 @@ import (
 	"github.com/containerd/containerd/cio"
 
 	"skiff.dev/kubelet/pkg/logs"
+	"skiff.dev/kubelet/pkg/pod"
 )
 
 // labelStdin marks a container whose pod spec asks for stdin: "once"
 // (stdinOnce: closed when the first attach's stdin ends) or "open".
 const labelStdin = "skiff.dev/stdin"
+
+// labelTTY marks a container whose pod spec asks for a tty: its task has
+// a terminal, whose output the kubelet copies into the log file as
+// stdout (the terminal merges stderr into it), as containerd's CRI
+// plugin does.
+const labelTTY = "skiff.dev/tty"
+
+// copiedStreams says whether the kubelet copies the container's streams
+// (stdin or a terminal) instead of the log driver.
+func copiedStreams(labels map[string]string) bool {
+	return labels[labelStdin] != "" || labels[labelTTY] != ""
+}
 
 // stdinStream is the open stdin of a running container, which attach
 // sessions write to. Such a container's streams go through FIFOs that
@@ -30,6 +43,8 @@ const labelStdin = "skiff.dev/stdin"
 // up the container's output (reattachStdin), not its stdin.
 type stdinStream struct {
 	once bool
+	// none: the container has a terminal but no stdin.
+	none bool
 	w    *io.PipeWriter
 	// eof is closed when the task's side has read the end of the stdin:
 	// then the process's stdin is closed through the task (the shim does
@@ -61,7 +76,7 @@ func (r *Runtime) AttachStdin(_ context.Context, id string) (io.WriteCloser, err
 	r.smu.Lock()
 	s := r.stdins[id]
 	r.smu.Unlock()
-	if s == nil {
+	if s == nil || s.none {
 		return nil, fmt.Errorf("container %s has no open stdin: it was not started with stdin: true, or it is not running", id)
 	}
 	return attachedStdin{s}, nil
@@ -88,7 +103,7 @@ func (r *Runtime) stdinIO(id string, labels map[string]string) (opt cio.Opt, fin
 	lf := logs.NewFile(out)
 	stdout, stderr := lf.Stream(logs.Stdout), lf.Stream(logs.Stderr)
 	pr, pw := io.Pipe()
-	s := &stdinStream{once: labels[labelStdin] == "once", w: pw, eof: make(chan struct{}), closed: make(chan struct{})}
+	s := &stdinStream{once: labels[labelStdin] == "once", none: labels[labelStdin] == "", w: pw, eof: make(chan struct{}), closed: make(chan struct{})}
 	if r.stdins == nil {
 		r.stdins = map[string]*stdinStream{}
 	}
@@ -109,7 +124,41 @@ func (r *Runtime) stdinIO(id string, labels map[string]string) (opt cio.Opt, fin
 			}
 		})
 	}
-	return cio.WithStreams(&eofNotifier{r: pr, done: s.eof}, stdout, stderr), finish, true, nil
+	var stdin io.Reader = &eofNotifier{r: pr, done: s.eof}
+	if s.none {
+		// Nothing to close: the task is made without a stdin.
+		stdin = nil
+		close(s.eof)
+	}
+	if labels[labelTTY] == "" {
+		return cio.WithStreams(stdin, stdout, stderr), finish, true, nil
+	}
+	// A terminal has one output, stdout, as containerd's CRI plugin
+	// logs it.
+	return func(o *cio.Streams) {
+		cio.WithStreams(stdin, stdout, nil)(o)
+		cio.WithTerminal(o)
+	}, finish, true, nil
+}
+
+// ResizeContainer sets the size of the terminal of the running container
+// id (one started with tty: true).
+func (r *Runtime) ResizeContainer(ctx context.Context, id string, size pod.TerminalSize) error {
+	ctx = r.ns(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return err
+	}
+	if labels, err := c.Labels(ctx); err != nil {
+		return err
+	} else if labels[labelTTY] == "" {
+		return fmt.Errorf("container %s has no terminal: it was not created with tty: true", id)
+	}
+	task, err := c.Task(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("container is not running: %w", err)
+	}
+	return task.Resize(ctx, uint32(size.Width), uint32(size.Height))
 }
 
 // copyUntilExit finishes id's stdin once the task's output ends (the
@@ -155,7 +204,7 @@ func (r *Runtime) copyUntilExit(ctx context.Context, id string, task containerd.
 // stdin that this kubelet does not copy (it was started by an earlier
 // kubelet process): the FIFOs are reopened where the task has them.
 func (r *Runtime) reattachStdin(ctx context.Context, c containerd.Container, labels map[string]string) error {
-	if labels[labelStdin] == "" {
+	if !copiedStreams(labels) {
 		return nil
 	}
 	opt, finish, ok, err := r.stdinIO(c.ID(), labels)

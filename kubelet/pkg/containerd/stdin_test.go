@@ -94,3 +94,40 @@ func TestOpenStdinOutlivesAttachesUntilTheKubeletStops(t *testing.T) {
 		t.Errorf("unknown container: %v", err)
 	}
 }
+
+// A container with tty: true gets a terminal whose one output, stdout,
+// goes to the log; without stdin: true it has no stdin to attach to.
+func TestTerminalStreams(t *testing.T) {
+	r := &Runtime{}
+	log := filepath.Join(t.TempDir(), "0.log")
+	opt, finish, ok, err := r.stdinIO("c1", map[string]string{labelTTY: "true", labelLogPath: log})
+	if err != nil || !ok {
+		t.Fatalf("stdinIO: %v %v", ok, err)
+	}
+	var st cio.Streams
+	opt(&st)
+	if !st.Terminal || st.Stdin != nil || st.Stderr != nil || st.Stdout == nil {
+		t.Errorf("streams %+v; want a terminal with stdout only", st)
+	}
+	if _, err := r.AttachStdin(context.Background(), "c1"); err == nil || !strings.Contains(err.Error(), "no open stdin") {
+		t.Errorf("AttachStdin to a tty without stdin: %v, want an error", err)
+	}
+	if _, err := io.WriteString(st.Stdout, "prompt\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	finish()
+	if b, err := os.ReadFile(log); err != nil || !strings.HasSuffix(string(b), " stdout F prompt\r\n") {
+		t.Errorf("log %q (%v); want the terminal's output as stdout", b, err)
+	}
+
+	opt, finish, _, _ = r.stdinIO("c2", map[string]string{labelTTY: "true", labelStdin: "open", labelLogPath: log})
+	defer finish()
+	st = cio.Streams{}
+	opt(&st)
+	if !st.Terminal || st.Stdin == nil || st.Stderr != nil {
+		t.Errorf("streams %+v; want a terminal with stdin and stdout", st)
+	}
+	if _, err := r.AttachStdin(context.Background(), "c2"); err != nil {
+		t.Errorf("AttachStdin to a tty with stdin: %v", err)
+	}
+}

@@ -210,6 +210,7 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 		LogPath:    h.logPath(s.Pod, c.Name, attempt),
 		Stdin:      c.Stdin,
 		StdinOnce:  c.Stdin && c.StdinOnce,
+		TTY:        c.TTY,
 	}
 	if s.Sandbox != nil {
 		spec.NetNSPath = s.Sandbox.NetNSPath

@@ -98,6 +98,9 @@ type ContainerSpec struct {
 	// StdinOnce closes it when the first attach's stdin ends (the pod
 	// spec's stdin and stdinOnce).
 	Stdin, StdinOnce bool
+	// TTY gives the container's process a terminal (the pod spec's tty):
+	// its stdout and stderr are the terminal's output.
+	TTY bool
 	// Mounts are bind mounts of the pod's volumes.
 	Mounts []Mount
 	// Security is the container's effective security context.

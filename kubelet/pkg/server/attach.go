@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/kubelet/pkg/logs"
+	"skiff.dev/kubelet/pkg/pod"
 )
 
 // attachPollInterval is how often an attach looks for new output.
@@ -62,8 +63,8 @@ func specContainer(p *corev1.Pod, name string) *corev1.Container {
 //
 // The output comes from the container's log file, which the logging
 // driver writes line by line: a line reaches the client once it is
-// complete (or 16 KiB long). Terminal sizes are read and ignored: the
-// runtime gives containers no terminal.
+// complete (or 16 KiB long). With a tty, the terminal sizes the client
+// sends resize the container's terminal (a container with tty: true).
 func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	aq, err := parseAttachQuery(r)
 	if err != nil {
@@ -127,14 +128,11 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	case stdin != nil:
 		_ = stdin.Close()
 	}
-	if cs.resize != nil {
-		go func() {
-			for range cs.resize {
-			}
-		}()
-	}
 	ctx, cancel := cs.untilGone(r.Context())
 	defer cancel()
+	if cs.resize != nil {
+		go s.resizeTerminal(ctx, c.ID, cs.resize, logger)
+	}
 	out := attachOutput{tty: aq.tty, stdout: cs.stdout, stderr: cs.stderr}
 	alive := s.aliveCheck(ctx, p.UID, c.ID)
 	err = followOutput(ctx, bufio.NewReader(f), out, alive, attachPollInterval)
@@ -145,6 +143,27 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 			Reason: metav1.StatusReasonInternalError, Message: fmt.Sprintf("Internal error occurred: error attaching to container: %v", err)}
 	}
 	cs.writeStatus(st)
+}
+
+// containerResizer is a runtime that resizes a container's terminal.
+type containerResizer interface {
+	ResizeContainer(ctx context.Context, id string, size pod.TerminalSize) error
+}
+
+// resizeTerminal applies each size of sizes to the terminal of container
+// id until sizes ends; a container without a terminal keeps none, as
+// upstream's (the sizes are read and dropped).
+func (s *Server) resizeTerminal(ctx context.Context, id string, sizes <-chan pod.TerminalSize, logger klog.Logger) {
+	rz, ok := s.o.Runtime.(containerResizer)
+	for size := range sizes {
+		if !ok {
+			continue
+		}
+		if err := rz.ResizeContainer(ctx, id, size); err != nil {
+			logger.V(2).Info("Resizing the terminal failed", "err", err)
+			ok = false
+		}
+	}
 }
 
 // attachOutput routes log records to the client's streams; nil streams

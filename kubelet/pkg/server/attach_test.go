@@ -105,6 +105,16 @@ type fakeRuntime struct {
 	exec func(context.Context, pod.ExecOptions) (int32, error)
 	// stdin, when set, is the container's open stdin.
 	stdin *fakeStdin
+	// resized receives the sizes given to the container's terminal.
+	resized chan pod.TerminalSize
+}
+
+func (f *fakeRuntime) ResizeContainer(_ context.Context, id string, size pod.TerminalSize) error {
+	if f.resized == nil || id != f.c.ID {
+		return fmt.Errorf("container %s has no terminal", id)
+	}
+	f.resized <- size
+	return nil
 }
 
 func (f *fakeRuntime) AttachStdin(_ context.Context, id string) (io.WriteCloser, error) {
@@ -318,6 +328,32 @@ func TestAttachStdin(t *testing.T) {
 		}
 		if len(msg) > 1 && msg[0] == stdoutChannel {
 			out += string(msg[1:])
+		}
+	}
+}
+
+// TestAttachResizesTheTerminal: with a tty, the sizes the client sends on
+// the resize channel resize the container's terminal.
+func TestAttachResizesTheTerminal(t *testing.T) {
+	f := startAttachServer(t, corev1.Container{Name: "main", Stdin: true, TTY: true})
+	f.runtime.resized = make(chan pod.TerminalSize, 2)
+	ws, _, err := f.dial(t, "stdout=true&tty=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []string{`{"Width":80,"Height":24}`, `{"Width":120,"Height":40}`} {
+		if err := ws.WriteMessage(websocket.BinaryMessage, append([]byte{resizeChannel}, size...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []pod.TerminalSize{{Width: 80, Height: 24}, {Width: 120, Height: 40}} {
+		select {
+		case got := <-f.runtime.resized:
+			if got != want {
+				t.Errorf("resized to %+v, want %+v", got, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the terminal was not resized to %+v", want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -116,10 +117,14 @@ func TestExecAndAttachOverSPDY(t *testing.T) {
 		var stdout bytes.Buffer
 		// The size may reach the terminal after the shell starts: it
 		// looks for it for up to 10 s.
-		script := `for i in $(seq 100); do s=$(stty size); if [ "$s" = "45 123" ]; then echo "size:$s"; exit 0; fi; sleep 0.1; done; echo "last:$s"; exit 1`
+		script := `echo "tty:$(tty)"; for i in $(seq 100); do s=$(stty size); if [ "$s" = "45 123" ]; then echo "size:$s"; exit 0; fi; sleep 0.1; done; echo "last:$s"; exit 1`
 		err := run(t, shell(script, "stdout", "tty"), remotecommand.StreamOptions{Stdout: &stdout, Tty: true, TerminalSizeQueue: sizes})
 		if err != nil || !strings.Contains(stdout.String(), "size:45 123") {
 			t.Errorf("err %v, output %q; want the terminal size the client sent", err, stdout.String())
+		}
+		// A pseudo-terminal: its output ends lines with CR LF.
+		if !regexp.MustCompile(`tty:/dev/pts/\d+\r\n`).MatchString(stdout.String()) {
+			t.Errorf("output %q; want tty to name a /dev/pts terminal", stdout.String())
 		}
 	})
 	t.Run("kubectl exec over SPDY", func(t *testing.T) {
@@ -163,6 +168,54 @@ func TestExecAndAttachOverSPDY(t *testing.T) {
 		}
 		if !strings.HasPrefix(log.String(), "tick-0\ntick-1\n") {
 			t.Errorf("log %q, want the container's ticks from the first", log.String())
+		}
+	})
+	t.Run("container with a tty", func(t *testing.T) {
+		// As kubectl run -it makes it: stdin and tty.
+		e.createPod(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "spdy-tty"},
+			Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: ptr.To[int64](1),
+				AutomountServiceAccountToken:  ptr.To(false),
+				Containers: []corev1.Container{{
+					Name: "main", Image: "busybox", Stdin: true, TTY: true,
+					Command: []string{"sh", "-c", `if [ -t 0 ]; then echo "stdin is $(tty)"; fi; while true; do echo "size:$(stty size)"; sleep 0.2; done`},
+				}, {
+					// A terminal without stdin, as upstream's: the
+					// process's stdin is the terminal still.
+					Name: "tty-only", Image: "busybox", TTY: true,
+					Command: []string{"sh", "-c", `if [ -t 0 ]; then echo "stdin is $(tty)"; fi; exec sleep 3600`},
+				}},
+			},
+		})
+		e.waitRunning(t, "spdy-tty")
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		// The attach's size resizes the container's terminal.
+		sizes := make(oneSize, 1)
+		sizes <- remotecommand.TerminalSize{Width: 97, Height: 31}
+		out := &syncBuffer{}
+		done := make(chan error, 1)
+		q := url.Values{"container": {"main"}, "stdout": {"true"}, "tty": {"true"}}
+		ex := e.spdyExecutor(t, "spdy-tty", "attach", q)
+		go func() {
+			done <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: out, Tty: true, TerminalSizeQueue: sizes})
+		}()
+		poll(t, 30*time.Second, "the attach's terminal size in the container", func() (bool, string) {
+			select {
+			case err := <-done:
+				t.Fatalf("the attach ended: %v; output %q", err, out.String())
+			default:
+			}
+			return strings.Contains(out.String(), "size:31 97\r\n"), out.String()
+		})
+		cancel()
+		<-done
+		for _, c := range []string{"main", "tty-only"} {
+			poll(t, 30*time.Second, "container "+c+"'s terminal in its log", func() (bool, string) {
+				logs, err := e.client.CoreV1().Pods("default").GetLogs("spdy-tty", &corev1.PodLogOptions{Container: c}).DoRaw(context.Background())
+				return err == nil && regexp.MustCompile(`^stdin is /dev/pts/\d+\r\n`).Match(logs), fmt.Sprintf("log %q (err %v)", logs, err)
+			})
 		}
 	})
 	t.Run("attach", func(t *testing.T) {
