@@ -389,13 +389,27 @@ func TestWalkthrough(t *testing.T) {
 	mustContain(t, out, "skiff up: node ", "skiff up: Services answer: kubernetes.default (10.96.0.1) through the proxy, kube-dns (10.96.0.10)",
 		"skiff up: the cluster is up", "deployment.apps/web created", "replicaset.apps/my-replicaset created", "service/web created")
 
-	// make up again does no harm: the same daemons, still answering.
+	// make up again does no harm: the same daemons, still answering. This
+	// time dpkg-query says runc is missing, so make up's install path runs
+	// the real apt-get (update, then install runc: already there, so
+	// nothing is downloaded) and goes on.
 	pids := c.pids(t)
-	again, err := c.script(t, []string{"SKIFF_SKIP_BUILD=1"}, "-c", "make up")
+	stubs := t.TempDir()
+	stub(t, stubs, "dpkg-query", `for last; do :; done
+[ "$last" = runc ] && exit 1
+echo "install ok installed"
+`)
+	again, err := c.script(t, []string{"SKIFF_SKIP_BUILD=1", "PATH=" + stubs + ":" + os.Getenv("PATH")}, "-c", "make up")
 	if err != nil {
 		t.Fatalf("make up again: %v\n%s", err, again)
 	}
-	mustContain(t, again, "skiff up: apiserver already running", "skiff up: kubelet already running", "skiff up: the cluster is up")
+	mustContain(t, again, "skiff up: installing runc (apt-get, log "+c.home+"/logs/apt.log)",
+		"skiff up: apiserver already running", "skiff up: kubelet already running", "skiff up: the cluster is up")
+	aptLog, err := os.ReadFile(filepath.Join(c.home, "logs", "apt.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, string(aptLog), "runc is already the newest version")
 	if now := c.pids(t); fmt.Sprint(now) != fmt.Sprint(pids) {
 		t.Errorf("make up again changed the daemons: %v, then %v", pids, now)
 	}
