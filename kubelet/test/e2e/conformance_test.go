@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
@@ -98,10 +97,7 @@ func TestConformanceBehaviours(t *testing.T) {
 	t.Run("lifecycle hooks", func(t *testing.T) {
 		// A hostPath volume (where the exec hooks write) needs the
 		// privileged Pod Security level.
-		patch := `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"privileged"}}}`
-		if _, err := e.client.CoreV1().Namespaces().Patch(ctx, "default", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		e.enforcePrivileged(t)
 		var mu sync.Mutex
 		var requests []string
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -63,10 +63,7 @@ func TestSecurityContext(t *testing.T) {
 	k := e.startKubelet(t)
 	e.makeReady(t)
 	// The privileged container needs the privileged Pod Security level.
-	patch := `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"privileged"}}}`
-	if _, err := e.client.CoreV1().Namespaces().Patch(ctx, "default", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.enforcePrivileged(t)
 	e.createPod(t, securityPod())
 	hog := e.createPod(t, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "hog"},
@@ -149,5 +146,28 @@ func TestSecurityContext(t *testing.T) {
 		if term.Reason != "OOMKilled" || term.ExitCode != 137 {
 			t.Errorf("terminated = %+v, want OOMKilled with exit code 137", term)
 		}
+	})
+}
+
+// enforcePrivileged labels the default namespace with the privileged Pod
+// Security level and waits until admission sees it: the API server reads
+// namespace labels from its watch of namespaces, as upstream's PodSecurity
+// reads them from an informer, so a pod created at once may still meet the
+// old level. A server-side dry run of a privileged pod shows when it does.
+func (e *env) enforcePrivileged(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	patch := `{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"privileged"}}}`
+	if _, err := e.client.CoreV1().Namespaces().Patch(ctx, "default", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "privileged-level-probe"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}},
+	}
+	poll(t, 30*time.Second, "the privileged level to be enforced in default", func() (bool, string) {
+		_, err := e.client.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil, fmt.Sprint(err)
 	})
 }
