@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // servedVersions returns the served versions of a CRD, the preferred
@@ -223,8 +224,8 @@ func validateReplicas(u *unstructured.Unstructured, path string) field.ErrorList
 }
 
 // scaleAccessor reads and writes replicas at the paths the CRD declares.
-func scaleAccessor(sc *apiextensionsv1.CustomResourceSubresourceScale) *registry.ScaleAccessor {
-	return &registry.ScaleAccessor{
+func scaleAccessor(sc *apiextensionsv1.CustomResourceSubresourceScale) *rest.ScaleAccessor {
+	return &rest.ScaleAccessor{
 		ReplicasPath: pathFields(sc.SpecReplicasPath),
 		Get: func(obj runtime.Object) (*autoscalingv1.Scale, error) {
 			u, ok := obj.(*unstructured.Unstructured)
@@ -261,7 +262,7 @@ func scaleAccessor(sc *apiextensionsv1.CustomResourceSubresourceScale) *registry
 // objects are converted both ways by the CRD's conversion (None rewrites
 // apiVersion; a webhook converts), and the version's defaults are applied
 // to what is read.
-func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind string, sch *Schema, conv converter) *registry.SharedStorage {
+func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind string, sch *Schema, conv converter) *rest.SharedStorage {
 	fromStored := func(objs []*unstructured.Unstructured) error {
 		if err := conv.convert(objs, gv); err != nil {
 			return err
@@ -274,7 +275,7 @@ func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind
 		}
 		return nil
 	}
-	return &registry.SharedStorage{
+	return &rest.SharedStorage{
 		ToStored: func(obj runtime.Object) (runtime.Object, error) {
 			u, ok := obj.(*unstructured.Unstructured)
 			if !ok {

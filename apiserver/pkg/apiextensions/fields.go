@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // maxSelectableFields is upstream's limit per version.
@@ -19,7 +19,7 @@ const maxSelectableFields = 8
 
 // selectableFields returns the field selector attributes of a version's
 // selectableFields: "spec.color" for ".spec.color", valued "" when absent.
-func selectableFields(sfs []apiextensionsv1.SelectableField) registry.FieldsFunc {
+func selectableFields(sfs []apiextensionsv1.SelectableField) rest.FieldsFunc {
 	if len(sfs) == 0 {
 		return nil
 	}

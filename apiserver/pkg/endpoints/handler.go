@@ -32,6 +32,7 @@ import (
 	"skiff.dev/apiserver/pkg/kubeletclient"
 	"skiff.dev/apiserver/pkg/printers"
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/rest"
 	"skiff.dev/apiserver/pkg/serviceaccount"
 	"skiff.dev/apiserver/pkg/storage"
 )
@@ -524,7 +525,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 	h.respond(w, r, http.StatusCreated, out, false)
 }
 
-func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy registry.Strategy) {
+func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy rest.Strategy) {
 	gr := s.R.GroupResource()
 	opts := &metav1.UpdateOptions{}
 	dry, data, ok := h.writePreamble(w, r, gr, name, opts)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/rest"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -102,7 +103,7 @@ func (h *Handler) applyPatch(w http.ResponseWriter, r *http.Request, patchType s
 	return nil
 }
 
-func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy registry.Strategy) {
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy rest.Strategy) {
 	gr := s.R.GroupResource()
 	pt, err := h.patchType(r)
 	if err == nil && s.R.Custom != nil && pt == string(types.StrategicMergePatchType) {
@@ -144,7 +145,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request, s *registry.Stor
 
 // apply serves a server-side apply; it creates a missing object (not a
 // missing subresource's parent), answering 201 as upstream.
-func (h *Handler) apply(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy registry.Strategy, data []byte, opts *metav1.PatchOptions, dry bool) {
+func (h *Handler) apply(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy rest.Strategy, data []byte, opts *metav1.PatchOptions, dry bool) {
 	gr := s.R.GroupResource()
 	fn, err := h.applyFunc(w, r, s, name, sub, data, opts)
 	if err != nil {

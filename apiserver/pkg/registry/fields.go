@@ -9,6 +9,6 @@ import (
 )
 
 // attrFunc builds the storage AttrFunc for a resource.
-func attrFunc(namespaced bool, extra FieldsFunc) func(runtime.Object) (labels.Set, fields.Set, error) {
+func attrFunc(namespaced bool, extra rest.FieldsFunc) func(runtime.Object) (labels.Set, fields.Set, error) {
 	return rest.AttrFunc(namespaced, extra)
 }

@@ -33,22 +33,6 @@ const (
 	SubEviction = "eviction"
 )
 
-// The types a kind's package builds its row's hooks from (package rest).
-type (
-	Strategy      = rest.Strategy
-	ScaleAccessor = rest.ScaleAccessor
-	FieldsFunc    = rest.FieldsFunc
-	SharedStorage = rest.SharedStorage
-)
-
-// Services' allocations (package core/service), as the server and the
-// integration tests name them.
-type (
-	ServiceAllocator = service.ServiceAllocator
-	ServiceRepair    = service.ServiceRepair
-	RepairEvent      = service.RepairEvent
-)
-
 // HookDeps are what the server builds that a kind's store hooks need.
 type HookDeps struct {
 	// ServiceIPs allocates Services' cluster IPs and node ports.
@@ -72,12 +56,12 @@ type Resource struct {
 	EtcdPrefix string
 	New        func() runtime.Object
 	NewList    func() runtime.Object
-	Strategy   Strategy
+	Strategy   rest.Strategy
 	// StatusStrategy, when set, serves the status subresource.
-	StatusStrategy Strategy
-	Fields         FieldsFunc
+	StatusStrategy rest.Strategy
+	Fields         rest.FieldsFunc
 	// Scale serves the scale subresource (autoscaling/v1 Scale).
-	Scale *ScaleAccessor
+	Scale *rest.ScaleAccessor
 	// Binding serves pods/binding; Finalize serves namespaces/finalize;
 	// TokenRequest serves serviceaccounts/token.
 	Binding      bool
@@ -96,7 +80,7 @@ type Resource struct {
 	// finish before the object goes (a namespace's spec.finalizers).
 	Finalizing func(obj runtime.Object) bool
 	// Approval serves certificatesigningrequests/approval.
-	Approval Strategy
+	Approval rest.Strategy
 	// Eviction serves pods/eviction (POST policy/v1 Eviction).
 	Eviction bool
 	// Kubelet serves pods/log, pods/exec, pods/attach and pods/portforward
@@ -106,7 +90,7 @@ type Resource struct {
 	Proxy bool
 	// SharedStorage, when set, serves the kind from another resource's
 	// storage (events.k8s.io Events are stored as core Events).
-	SharedStorage *SharedStorage
+	SharedStorage *rest.SharedStorage
 	// Default, when set, replaces upstream's defaulting of the kind's
 	// objects (a custom resource prunes and defaults by its schema).
 	Default func(obj runtime.Object)

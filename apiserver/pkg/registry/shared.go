@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"skiff.dev/apiserver/pkg/registry/rest"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -16,14 +17,14 @@ import (
 // kinds use the same etcd prefix.
 type sharedStorage struct {
 	inner storage.Interface
-	conv  *SharedStorage
+	conv  *rest.SharedStorage
 }
 
 var _ storage.Interface = (*sharedStorage)(nil)
 
 // NewSharedStorage wraps inner (the storage of conv.Resource) for a kind
 // served from it.
-func NewSharedStorage(inner storage.Interface, conv *SharedStorage) storage.Interface {
+func NewSharedStorage(inner storage.Interface, conv *rest.SharedStorage) storage.Interface {
 	return &sharedStorage{inner: inner, conv: conv}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/authn"
+	"skiff.dev/apiserver/pkg/registry/rest"
 	"skiff.dev/apiserver/pkg/storage"
 	"skiff.dev/component-base/tracing"
 )
@@ -304,17 +305,17 @@ type UpdateFunc func(ctx context.Context, current runtime.Object, exists bool) (
 
 // Update applies fn inside a compare-and-swap loop, with the strategy of the
 // endpoint (main or status). It reports whether the object was created.
-func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, strategy Strategy, dryRun bool) (runtime.Object, bool, error) {
+func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, strategy rest.Strategy, dryRun bool) (runtime.Object, bool, error) {
 	return s.update(ctx, ns, name, fn, strategy, dryRun, strategy.AllowCreateOnUpdate())
 }
 
 // Apply is Update for a server-side apply, which creates a missing object
 // whatever the strategy says of creating on update, as upstream's.
-func (s *Store) Apply(ctx context.Context, ns, name string, fn UpdateFunc, strategy Strategy, dryRun bool) (runtime.Object, bool, error) {
+func (s *Store) Apply(ctx context.Context, ns, name string, fn UpdateFunc, strategy rest.Strategy, dryRun bool) (runtime.Object, bool, error) {
 	return s.update(ctx, ns, name, fn, strategy, dryRun, true)
 }
 
-func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, strategy Strategy, dryRun, allowCreate bool) (runtime.Object, bool, error) {
+func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, strategy rest.Strategy, dryRun, allowCreate bool) (runtime.Object, bool, error) {
 	key := s.Key(ns, name)
 	created := false
 	var rollbacks []func()
@@ -693,7 +694,7 @@ func (s *Store) validateAdmission(ctx context.Context, a *admission.Attributes) 
 }
 
 // subresourceOf names the subresource a strategy serves.
-func subresourceOf(s *Store, strategy Strategy) string {
+func subresourceOf(s *Store, strategy rest.Strategy) string {
 	// The kinds' strategies (and custom resources') name theirs.
 	if n, ok := strategy.(interface{ Subresource() string }); ok {
 		return n.Subresource()

@@ -42,6 +42,7 @@ import (
 	"skiff.dev/apiserver/pkg/metricsserver"
 	"skiff.dev/apiserver/pkg/openapi"
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/core/service"
 	"skiff.dev/apiserver/pkg/storage/cacher"
 	"skiff.dev/apiserver/pkg/storage/etcd3"
 	"skiff.dev/component-base/tracing"
@@ -68,7 +69,7 @@ type Server struct {
 	http      *http.Server
 	shutdown  chan struct{}
 	advertise string
-	allocator *registry.ServiceAllocator
+	allocator *service.ServiceAllocator
 	// leases is this server's master lease and everyone's.
 	leases *masterLeases
 
@@ -133,7 +134,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 
 	cidr, _ := netip.ParsePrefix(o.ServiceClusterIPRange)
 	lo, hi, _ := parsePortRange(o.ServiceNodePortRange)
-	s.allocator = &registry.ServiceAllocator{Client: s.etcd.client, CIDR: cidr.Masked()}
+	s.allocator = &service.ServiceAllocator{Client: s.etcd.client, CIDR: cidr.Masked()}
 	s.allocator.NodePort.Base, s.allocator.NodePort.Size = lo, hi-lo+1
 
 	s.nsLifecycle = admission.NewNamespaceLifecycle(func(ctx context.Context, name string) (*corev1.Namespace, error) {

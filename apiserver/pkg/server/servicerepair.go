@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/core/service"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -22,7 +22,7 @@ func (s *Server) runServiceRepair(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("service-repair")
 	ctx = klog.NewContext(ctx, logger)
 	host, _ := os.Hostname()
-	repair := &registry.ServiceRepair{
+	repair := &service.ServiceRepair{
 		Alloc: s.allocator,
 		Services: func(ctx context.Context) ([]corev1.Service, error) {
 			list, err := s.store("", "services").List(ctx, "", storage.ListOptions{FromStorage: true})
@@ -31,7 +31,7 @@ func (s *Server) runServiceRepair(ctx context.Context) error {
 			}
 			return list.(*corev1.ServiceList).Items, nil
 		},
-		Event: func(ctx context.Context, e registry.RepairEvent) {
+		Event: func(ctx context.Context, e service.RepairEvent) {
 			if err := s.recordServiceEvent(ctx, e, host); err != nil {
 				logger.Error(err, "recording an event", "service", klog.KObj(e.Service), "reason", e.Reason)
 			}
@@ -74,7 +74,7 @@ func (s *Server) runServiceRepair(ctx context.Context) error {
 
 // recordServiceEvent writes an events.k8s.io-style Warning (stored as a
 // core Event) on the Service.
-func (s *Server) recordServiceEvent(ctx context.Context, e registry.RepairEvent, host string) error {
+func (s *Server) recordServiceEvent(ctx context.Context, e service.RepairEvent, host string) error {
 	now := time.Now()
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/core/service"
 	"skiff.dev/apiserver/pkg/server"
 	"skiff.dev/apiserver/pkg/testserver"
 )
@@ -23,10 +23,10 @@ const allocations = "/registry/skiff/allocations/"
 
 // newRepair builds a repair over the test server's etcd, with the ranges
 // given, recording its events.
-func newRepair(ts *testserver.TestServer, cidr string, portBase, portSize int, events *[]string) *registry.ServiceRepair {
-	a := &registry.ServiceAllocator{Client: ts.Server.EtcdClient(), CIDR: netip.MustParsePrefix(cidr)}
+func newRepair(ts *testserver.TestServer, cidr string, portBase, portSize int, events *[]string) *service.ServiceRepair {
+	a := &service.ServiceAllocator{Client: ts.Server.EtcdClient(), CIDR: netip.MustParsePrefix(cidr)}
 	a.NodePort.Base, a.NodePort.Size = portBase, portSize
-	return &registry.ServiceRepair{
+	return &service.ServiceRepair{
 		Alloc: a,
 		Services: func(ctx context.Context) ([]corev1.Service, error) {
 			l, err := ts.Client.CoreV1().Services("").List(ctx, metav1.ListOptions{})
@@ -35,7 +35,7 @@ func newRepair(ts *testserver.TestServer, cidr string, portBase, portSize int, e
 			}
 			return l.Items, nil
 		},
-		Event: func(_ context.Context, e registry.RepairEvent) {
+		Event: func(_ context.Context, e service.RepairEvent) {
 			*events = append(*events, fmt.Sprintf("%s/%s %s %s: %s", e.Service.Namespace, e.Service.Name, e.Controller, e.Reason, e.Note))
 		},
 	}
