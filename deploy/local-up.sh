@@ -19,6 +19,8 @@
 #   SKIFF_DISABLE_DEFAULT_REGISTRY_ENDPOINT=false
 #                          let the kubelet fall back to a registry itself
 #                          when its mirrors lack an image (default: never)
+#   SKIFF_EVICTION_HARD    the kubelet's --eviction-hard (default: upstream's
+#                          memory threshold, the disk ones as free space)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SKIFF_HOME="${SKIFF_HOME:-$ROOT/.skiff}"
@@ -365,6 +367,12 @@ if [ ! -f "$REG_FILE" ]; then
 fi
 disable_default=(--disable-default-registry-endpoint)
 [ "${SKIFF_DISABLE_DEFAULT_REGISTRY_ENDPOINT:-true}" = false ] && disable_default=()
+# Node-pressure eviction. Upstream's disk thresholds are shares of the
+# filesystem (imagefs.available<15%): on a developer's large disk that other
+# things mostly fill they refuse every pod with DiskPressure while tens of
+# gigabytes are free (kind turns them off for the same reason). make up keeps
+# upstream's memory and inode thresholds and asks for 2Gi free on each disk.
+EVICTION_HARD="${SKIFF_EVICTION_HARD:-memory.available<100Mi,nodefs.available<2Gi,imagefs.available<2Gi,nodefs.inodesFree<5%,imagefs.inodesFree<5%}"
 mkdir -p "$NETNS_DIR"
 start kubelet "$BIN/skiff-kubelet" \
 	--kubeconfig "$SKIFF_HOME/kubelet-$NODE.kubeconfig" \
@@ -385,6 +393,7 @@ start kubelet "$BIN/skiff-kubelet" \
 	--cluster-dns "$DNS_IP" \
 	--cluster-domain cluster.local \
 	--registries-config "$REG_FILE" \
+	--eviction-hard "$EVICTION_HARD" \
 	"${disable_default[@]}"
 wait_for kubelet 30 "the kubelet is not healthy" curl -fsSk https://127.0.0.1:10250/healthz
 
