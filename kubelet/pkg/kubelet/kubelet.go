@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -80,8 +82,9 @@ type Kubelet struct {
 	// nodes holds this kubelet's Node (for the admission of new pods).
 	nodes cache.Store
 	// rejected are the pods refused here whose Failed status the API may
-	// not show yet: a refusal is final, as upstream's.
-	rejected map[types.UID]bool
+	// not show yet, each with the channel that stops the writing of that
+	// status once the pod is gone: a refusal is final, as upstream's.
+	rejected map[types.UID]chan struct{}
 }
 
 // node is this kubelet's Node from the informer's cache; nil before it
@@ -243,10 +246,14 @@ func (k *Kubelet) update(ctx context.Context, obj any) {
 		w.Update(p)
 		return
 	}
-	if k.rejected[p.UID] {
+	if stop, ok := k.rejected[p.UID]; ok {
 		if p.Status.Phase == corev1.PodPending {
-			return // its Failed status is on its way
+			// Its Failed status is on its way (also when it is being
+			// deleted meanwhile: then the worker below confirms the
+			// deletion once that status is in).
+			return
 		}
+		close(stop)
 		delete(k.rejected, p.UID)
 	}
 	if p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
@@ -280,23 +287,55 @@ func (k *Kubelet) update(ctx context.Context, obj any) {
 func (k *Kubelet) reject(ctx context.Context, p *corev1.Pod, reason, msg string) {
 	klog.FromContext(ctx).Info("Pod rejected", "pod", klog.KObj(p), "reason", reason, "message", msg)
 	if k.rejected == nil {
-		k.rejected = map[types.UID]bool{}
+		k.rejected = map[types.UID]chan struct{}{}
 	}
-	k.rejected[p.UID] = true
+	stop := make(chan struct{})
+	k.rejected[p.UID] = stop
 	st := *p.Status.DeepCopy()
 	st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, "Pod was rejected: "+msg
+	k.wg.Add(1)
 	go func() {
-		// Retried until written or the pod is gone (a pod deleted
-		// meanwhile is no longer the node's to write: Forbidden).
-		gone := func(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) }
-		err := retry.OnError(retry.DefaultBackoff, func(err error) bool { return !gone(err) }, func() error {
-			return k.cfg.Status.UpdateStatus(ctx, p, st)
-		})
-		if err != nil && !gone(err) {
-			klog.FromContext(ctx).Error(err, "Writing the status of a rejected pod", "pod", klog.KObj(p))
-		}
+		defer k.wg.Done()
+		k.writeRejection(ctx, stop, p, st)
 	}()
 }
+
+// writeRejection writes a rejected pod's Failed status, retried with a
+// growing pause (up to rejectionRetryCap) until it is written, or the pod
+// is gone (not found, replaced by another of its name, or deleted as the
+// informer tells: stop is closed), or ctx ends; as upstream's status
+// manager, which keeps a pod's status until it is synced. A refusal is
+// written within milliseconds of the pod's creation: the API server's Node
+// authorizer may not know yet that the pod is bound here and answer
+// Forbidden, which is no reason to give up.
+func (k *Kubelet) writeRejection(ctx context.Context, stop <-chan struct{}, p *corev1.Pod, st corev1.PodStatus) {
+	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(p), "podUID", p.UID)
+	backoff := wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Cap: rejectionRetryCap, Steps: math.MaxInt32}
+	for {
+		err := k.cfg.Status.UpdateStatus(ctx, p, st)
+		if err == nil || apierrors.IsNotFound(err) || errors.Is(err, errPodReplaced) {
+			return
+		}
+		logger.Info("Writing the status of a rejected pod failed; will retry", "err", err)
+		t := time.NewTimer(backoff.Step())
+		select {
+		case <-ctx.Done():
+		case <-stop:
+		case <-t.C:
+			continue
+		}
+		t.Stop()
+		return
+	}
+}
+
+// rejectionRetryCap is the longest pause between two writes of a rejected
+// pod's status.
+const rejectionRetryCap = 5 * time.Second
+
+// errPodReplaced: the pod a status was for is gone and another pod of its
+// name has taken its place.
+var errPodReplaced = errors.New("replaced by another pod of the same name")
 
 // ActivePods are the pods that run here and are neither finished nor
 // being deleted.
@@ -359,7 +398,10 @@ func (k *Kubelet) remove(obj any) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	delete(k.rejected, p.UID)
+	if stop, ok := k.rejected[p.UID]; ok {
+		close(stop)
+		delete(k.rejected, p.UID)
+	}
 	if w, ok := k.workers[p.UID]; ok {
 		w.Remove()
 	}
@@ -470,7 +512,7 @@ func (s *statusWriter) UpdateStatus(ctx context.Context, p *corev1.Pod, st corev
 				return gerr
 			}
 			if fresh.UID != p.UID {
-				return fmt.Errorf("pod %s/%s was replaced", p.Namespace, p.Name)
+				return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, errPodReplaced)
 			}
 			cur = fresh
 		}
