@@ -256,6 +256,12 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 			h.update(w, r, s, ns, name, sub, s.R.Approval)
 		case sub == registry.SubApproval && r.Method == http.MethodPatch:
 			h.patch(w, r, s, ns, name, sub, s.R.Approval)
+		case sub == registry.SubEphemeralContainers && r.Method == http.MethodGet:
+			h.get(w, r, s, ns, name)
+		case sub == registry.SubEphemeralContainers && r.Method == http.MethodPut:
+			h.update(w, r, s, ns, name, sub, s.R.EphemeralContainers)
+		case sub == registry.SubEphemeralContainers && r.Method == http.MethodPatch:
+			h.patch(w, r, s, ns, name, sub, s.R.EphemeralContainers)
 		default:
 			res := s.R.Resource
 			if sub != "" {

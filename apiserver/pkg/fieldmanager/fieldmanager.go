@@ -167,7 +167,7 @@ func (m *Managers) build(s *registry.Store, sub string, versionsOf func() []*reg
 func resetFields(r *registry.Resource, sub string) map[fieldpath.APIVersion]fieldpath.Filter {
 	var paths []fieldpath.Path
 	switch sub {
-	case "":
+	case "", registry.SubEphemeralContainers:
 		if r.StatusStrategy != nil {
 			paths = append(paths, fieldpath.MakePathOrDie("status"))
 		}

@@ -9,6 +9,7 @@ import (
 	"skiff.dev/apiserver/pkg/printers/tables"
 	"skiff.dev/apiserver/pkg/registry/certificates/certificatesigningrequest"
 	"skiff.dev/apiserver/pkg/registry/core/namespace"
+	"skiff.dev/apiserver/pkg/registry/core/pod"
 	"skiff.dev/apiserver/pkg/registry/core/resourcequota"
 	"skiff.dev/apiserver/pkg/registry/core/service"
 	"skiff.dev/apiserver/pkg/registry/rest"
@@ -31,6 +32,8 @@ const (
 	SubProxy    = "proxy"
 	SubApproval = certificatesigningrequest.SubApproval
 	SubEviction = "eviction"
+	// SubEphemeralContainers serves pods/ephemeralcontainers.
+	SubEphemeralContainers = pod.SubEphemeralContainers
 )
 
 // HookDeps are what the server builds that a kind's store hooks need.
@@ -83,6 +86,8 @@ type Resource struct {
 	Approval rest.Strategy
 	// Eviction serves pods/eviction (POST policy/v1 Eviction).
 	Eviction bool
+	// EphemeralContainers serves pods/ephemeralcontainers.
+	EphemeralContainers rest.Strategy
 	// Kubelet serves pods/log, pods/exec, pods/attach and pods/portforward
 	// by proxying to the kubelet of the pod's node.
 	Kubelet bool
@@ -173,6 +178,9 @@ func (r *Resource) Subresources() []string {
 	if r.Eviction {
 		out = append(out, SubEviction)
 	}
+	if r.EphemeralContainers != nil {
+		out = append(out, SubEphemeralContainers)
+	}
 	if r.Kubelet {
 		out = append(out, SubAttach, SubExec, SubLog, SubPortForward)
 	}
@@ -209,7 +217,7 @@ func (r *Resource) SubresourceInfos() []SubresourceInfo {
 		case SubToken:
 			info.Group, info.Version, info.Kind = "authentication.k8s.io", "v1", "TokenRequest"
 			info.Verbs = []string{"create"}
-		case SubApproval:
+		case SubApproval, SubEphemeralContainers:
 			info.Verbs = []string{"get", "patch", "update"}
 		case SubEviction:
 			info.Group, info.Version, info.Kind = "policy", "v1", "Eviction"

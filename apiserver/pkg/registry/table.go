@@ -86,6 +86,7 @@ func Resources() []*Resource {
 			Printer:  tables.Pod,
 			Strategy: pod.Strategy, StatusStrategy: pod.StatusStrategy, Default: pod.Default, Fields: pod.Fields, GracePeriod: pod.GracePeriod,
 			Binding: true, Eviction: true, Kubelet: true, Proxy: true, ReturnDeletedObject: true,
+			EphemeralContainers: pod.EphemeralContainersStrategy,
 		},
 		{
 			Version: "v1", Kind: "Node", Resource: "nodes", SingularName: "node",

@@ -177,6 +177,36 @@ func ValidatePodUpdate(newPod, oldPod *corev1.Pod) field.ErrorList {
 	return allErrs
 }
 
+// ValidatePodEphemeralContainersUpdate validates an update through the
+// pods/ephemeralcontainers subresource, as upstream: newPod must be valid
+// (its ephemeral containers too), a static pod's mirror takes none, and
+// existing ephemeral containers may be neither removed nor changed.
+// newPod and oldPod differ only in their ephemeral containers.
+func ValidatePodEphemeralContainersUpdate(newPod, oldPod *corev1.Pod) field.ErrorList {
+	opts := podValidationOptionsFor(&newPod.ObjectMeta, &newPod.Spec, &oldPod.Spec, &oldPod.ObjectMeta)
+	opts.ResourceIsPod = true
+	allErrs := validateObjectMetaUpdate(&newPod.ObjectMeta, &oldPod.ObjectMeta, metadataPath)
+	allErrs = append(allErrs, validatePodMetadataAndSpec(newPod, opts)...)
+	allErrs = append(allErrs, validatePodSpecificAnnotationUpdates(newPod, oldPod, metadataPath.Child("annotations"), opts)...)
+	if _, ok := oldPod.Annotations[corev1.MirrorPodAnnotationKey]; ok {
+		return field.ErrorList{field.Forbidden(field.NewPath(""), "static pods do not support ephemeral containers")}
+	}
+	// A patch may reorder them: each old one is looked up by name.
+	specPath := field.NewPath("spec", "ephemeralContainers")
+	byName := make(map[string]*corev1.EphemeralContainer, len(newPod.Spec.EphemeralContainers))
+	for i := range newPod.Spec.EphemeralContainers {
+		byName[newPod.Spec.EphemeralContainers[i].Name] = &newPod.Spec.EphemeralContainers[i]
+	}
+	for _, old := range oldPod.Spec.EphemeralContainers {
+		if ec, ok := byName[old.Name]; !ok {
+			allErrs = append(allErrs, field.Forbidden(specPath, fmt.Sprintf("existing ephemeral containers %q may not be removed\n", old.Name)))
+		} else if !apiequality.Semantic.DeepEqual(old, *ec) {
+			allErrs = append(allErrs, field.Forbidden(specPath, fmt.Sprintf("existing ephemeral containers %q may not be changed\n%v", old.Name, diff.ObjectReflectDiff(old, *ec))))
+		}
+	}
+	return allErrs
+}
+
 func validateContainerUpdates(newContainers, oldContainers []corev1.Container, fldPath *field.Path) (field.ErrorList, bool) {
 	if len(newContainers) != len(oldContainers) {
 		return field.ErrorList{field.Forbidden(fldPath, "pod updates may not add or remove containers")}, true

@@ -3,6 +3,7 @@
 package pod
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -29,6 +30,36 @@ var (
 	StatusStrategy = rest.Status(rest.Validation(validation.ValidatePod, validation.ValidatePodStatusUpdate),
 		rest.KeepOnStatus(func(pod, old *corev1.Pod) { pod.OwnerReferences = old.OwnerReferences }))
 )
+
+// SubEphemeralContainers names the pods/ephemeralcontainers subresource.
+const SubEphemeralContainers = "ephemeralcontainers"
+
+// EphemeralContainersStrategy serves pods/ephemeralcontainers: of the
+// object sent, only spec.ephemeralContainers is taken (upstream's
+// dropNonEphemeralContainerUpdates), and existing ephemeral containers may
+// neither be removed nor changed.
+var EphemeralContainersStrategy rest.Strategy = ephemeralContainersStrategy{
+	rest.Main(rest.Validation(validation.ValidatePod, validation.ValidatePodEphemeralContainersUpdate)),
+}
+
+type ephemeralContainersStrategy struct{ rest.Generic }
+
+func (s ephemeralContainersStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	pod, ok1 := obj.(*corev1.Pod)
+	oldPod, ok2 := old.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return
+	}
+	kept := oldPod.DeepCopy()
+	kept.TypeMeta = pod.TypeMeta
+	kept.Name, kept.Namespace = pod.Name, pod.Namespace
+	kept.ResourceVersion, kept.UID = pod.ResourceVersion, pod.UID
+	kept.Spec.EphemeralContainers = pod.Spec.EphemeralContainers
+	*pod = *kept
+}
+
+// Subresource names the endpoint: ephemeralcontainers.
+func (ephemeralContainersStrategy) Subresource() string { return SubEphemeralContainers }
 
 // Default applies upstream's v1 defaults to a Pod.
 var Default = rest.Defaults(defaults.DefaultPod)
