@@ -30,9 +30,12 @@ const (
 	Create Operation = "CREATE"
 	Update Operation = "UPDATE"
 	Delete Operation = "DELETE"
+	// Connect is exec, attach, port-forward and proxy: the object is the
+	// request's options (PodExecOptions, ...), as upstream's.
+	Connect Operation = "CONNECT"
 )
 
-// Attributes describe one write.
+// Attributes describe one write, or one CONNECT request.
 type Attributes struct {
 	Operation   Operation
 	Resource    schema.GroupVersionResource

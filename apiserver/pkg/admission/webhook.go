@@ -318,13 +318,33 @@ func matchesOperation(ops []admissionregistrationv1.OperationType, op Operation)
 }
 
 func objLabels(obj runtime.Object) map[string]string {
-	if obj == nil {
-		return nil
+	l, _ := LabelsOf(obj)
+	return l
+}
+
+// LabelsOf returns an object's labels; ok is false for no object, or one
+// without metadata (a CONNECT request's options).
+func LabelsOf(obj runtime.Object) (l map[string]string, ok bool) {
+	if obj == nil || reflect.ValueOf(obj).IsNil() {
+		return nil, false
 	}
-	if m, err := meta.Accessor(obj); err == nil {
-		return m.GetLabels()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, false
 	}
-	return nil
+	return m.GetLabels(), true
+}
+
+// ObjectSelected is upstream's objectSelector match: the new or the old
+// object has labels the selector matches. An absent object, or one
+// without metadata (a CONNECT request's options), matches no selector.
+func ObjectSelected(s labels.Selector, a *Attributes) bool {
+	for _, obj := range []runtime.Object{a.Object, a.OldObject} {
+		if l, ok := LabelsOf(obj); ok && s.Matches(labels.Set(l)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *Webhooks) selected(ctx context.Context, h hook, a *Attributes) (bool, error) {
@@ -341,10 +361,8 @@ func (w *Webhooks) selected(ctx context.Context, h hook, a *Attributes) (bool, e
 	if h.objectSelectorErr != nil {
 		return false, h.objectSelectorErr
 	}
-	if s := h.objectSelector; s != nil {
-		if !s.Matches(labels.Set(objLabels(a.Object))) && !s.Matches(labels.Set(objLabels(a.OldObject))) {
-			return false, nil
-		}
+	if s := h.objectSelector; s != nil && !ObjectSelected(s, a) {
+		return false, nil
 	}
 	if h.namespaceSelectorErr != nil {
 		return false, h.namespaceSelectorErr
@@ -362,6 +380,10 @@ func (w *Webhooks) selected(ctx context.Context, h hook, a *Attributes) (bool, e
 			if nsLabels, err = w.Labels(ctx, a.Namespace); err != nil {
 				return false, err
 			}
+		default:
+			// Upstream: a cluster-scoped request other than a
+			// namespace's (nodes/proxy, ...) is never exempted.
+			return true, nil
 		}
 		if !s.Matches(labels.Set(nsLabels)) {
 			return false, nil

@@ -47,6 +47,11 @@ func TestWebhookRuleMatches(t *testing.T) {
 			Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v2"}, Resources: []string{"pods"}}}, podWrite(Create, ""), false},
 		{"namespaced scope", scoped(rule(create, "pods"), namespaced), podWrite(Create, ""), true},
 		{"cluster scope", scoped(rule(create, "pods"), cluster), podWrite(Create, ""), false},
+		{"connect to a named subresource", rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Connect}, "pods/attach"), podWrite(Connect, "attach"), true},
+		{"connect: other subresource", rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Connect}, "pods/attach"), podWrite(Connect, "exec"), false},
+		{"connect: a create rule", rule(create, "pods/attach", "pods/exec"), podWrite(Connect, "attach"), false},
+		{"connect: every operation", rule(all, "pods/*"), podWrite(Connect, "portforward"), true},
+		{"connect: a resource rule has no subresource", rule(all, "pods"), podWrite(Connect, "exec"), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,5 +147,56 @@ func TestWebhookBadSelector(t *testing.T) {
 	other := &Attributes{Operation: Create, Resource: corev1.SchemeGroupVersion.WithResource("secrets"), Namespace: "ns", Object: &corev1.Secret{}}
 	if err := v.Validate(context.Background(), other); err != nil {
 		t.Errorf("a request the rules do not match: %v", err)
+	}
+}
+
+// Selectors on a CONNECT request, as upstream's: its options have no
+// labels, so no objectSelector selects it (not even one that matches an
+// empty set); a namespaceSelector reads the namespace of a namespaced
+// one, and never exempts a cluster-scoped one (nodes/proxy).
+func TestWebhookSelectorsOnConnect(t *testing.T) {
+	ns := NewNamespaceLifecycle(nil)
+	ns.Apply(watch.Event{Type: watch.Added, Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "in", Labels: map[string]string{"team": "a"}}}})
+	ns.Apply(watch.Event{Type: watch.Added, Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "out"}}})
+	w := NewWebhooks(ns.Labels, nil)
+	url := "https://127.0.0.1:1/"
+	connect := []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Connect},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods/attach", "nodes/proxy"}}}}
+	w.Apply(watch.Event{Type: watch.Added, Object: &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "c"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			{Name: "a-ns.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url}, Rules: connect,
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}},
+			{Name: "b-absent-label.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url}, Rules: connect,
+				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: metav1.LabelSelectorOpDoesNotExist}}}},
+			{Name: "c-plain.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url}, Rules: connect},
+		},
+	}})
+	attach := func(namespace string) *Attributes {
+		return &Attributes{Operation: Connect, Resource: corev1.SchemeGroupVersion.WithResource("pods"), Subresource: "attach",
+			Kind: corev1.SchemeGroupVersion.WithKind("PodAttachOptions"), Namespace: namespace, Name: "p", Object: &corev1.PodAttachOptions{Stdin: true}}
+	}
+	nodeProxy := &Attributes{Operation: Connect, Resource: corev1.SchemeGroupVersion.WithResource("nodes"), Subresource: "proxy",
+		Kind: corev1.SchemeGroupVersion.WithKind("NodeProxyOptions"), Name: "n1", Object: &corev1.NodeProxyOptions{Path: "/metrics"}}
+	for _, tc := range []struct {
+		name string
+		a    *Attributes
+		want []bool // per webhook, in order
+	}{
+		{"attach in a selected namespace", attach("in"), []bool{true, false, true}},
+		{"attach elsewhere", attach("out"), []bool{false, false, true}},
+		{"nodes/proxy", nodeProxy, []bool{true, false, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, h := range w.hooks(false) {
+				got, err := w.selected(context.Background(), h, tc.a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != tc.want[i] {
+					t.Errorf("%s: selected %v, want %v", h.name, got, tc.want[i])
+				}
+			}
+		})
 	}
 }

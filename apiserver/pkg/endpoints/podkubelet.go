@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -184,35 +185,46 @@ func logQuery(opts *corev1.PodLogOptions) url.Values {
 	return q
 }
 
-// streamQuery is the kubelet's query for exec and attach. It carries the
-// streams twice: upstream's names (input, output, error, tty set to "1"),
-// which the upstream kubelet reads, and the names clients send (stdin,
-// stdout, stderr), so that a kubelet reading either understands it.
-func streamQuery(q url.Values, withCommand bool) url.Values {
+// streamQuery is the kubelet's query for exec, attach and port-forward,
+// from the admitted options, as upstream's streamParams. Exec and attach
+// carry the streams twice: upstream's names (input, output, error, tty set
+// to "1"), which the upstream kubelet reads, and the names clients send
+// (stdin, stdout, stderr), so that a kubelet reading either understands
+// it. Port-forward's ports are the kubelet's port parameter.
+func streamQuery(opts runtime.Object) url.Values {
 	out := url.Values{}
-	for _, s := range []struct{ client, kubelet string }{
-		{"stdin", corev1.ExecStdinParam}, {"stdout", corev1.ExecStdoutParam}, {"stderr", corev1.ExecStderrParam},
-	} {
-		if queryBool(q, s.client) {
-			out.Set(s.kubelet, "1")
-			out.Set(s.client, "1")
+	streams := func(stdin, stdout, stderr, tty bool) {
+		for _, s := range []struct {
+			on              bool
+			client, kubelet string
+		}{
+			{stdin, "stdin", corev1.ExecStdinParam}, {stdout, "stdout", corev1.ExecStdoutParam}, {stderr, "stderr", corev1.ExecStderrParam},
+		} {
+			if s.on {
+				out.Set(s.kubelet, "1")
+				out.Set(s.client, "1")
+			}
+		}
+		if tty {
+			out.Set(corev1.ExecTTYParam, "1")
 		}
 	}
-	if queryBool(q, "tty") {
-		out.Set(corev1.ExecTTYParam, "1")
-	}
-	if withCommand {
-		out[corev1.ExecCommandParam] = q[corev1.ExecCommandParam]
-	}
-	return out
-}
-
-// portForwardQuery turns the client's ports parameter into the kubelet's
-// port parameter, as upstream.
-func portForwardQuery(q url.Values) url.Values {
-	out := url.Values{}
-	if ports := q["ports"]; len(ports) > 0 {
-		out.Set(corev1.PortHeader, strings.Join(ports, ","))
+	switch o := opts.(type) {
+	case *corev1.PodExecOptions:
+		streams(o.Stdin, o.Stdout, o.Stderr, o.TTY)
+		if len(o.Command) > 0 {
+			out[corev1.ExecCommandParam] = o.Command
+		}
+	case *corev1.PodAttachOptions:
+		streams(o.Stdin, o.Stdout, o.Stderr, o.TTY)
+	case *corev1.PodPortForwardOptions:
+		if len(o.Ports) > 0 {
+			ports := make([]string, len(o.Ports))
+			for i, p := range o.Ports {
+				ports[i] = strconv.FormatInt(int64(p), 10)
+			}
+			out.Set(corev1.PortHeader, strings.Join(ports, ","))
+		}
 	}
 	return out
 }
@@ -432,11 +444,17 @@ func upgradeProxy(loc *url.URL, rt http.RoundTripper, onError func(http.Response
 	}
 }
 
-// podConnect serves pods/{name}/exec, attach and portforward: an upgraded
-// connection proxied, byte for byte after the 101, to the kubelet of the
-// pod's node. The client's subprotocol negotiation passes through.
+// podConnect serves pods/{name}/exec, attach and portforward: the options
+// pass admission (operation CONNECT), then an upgraded connection is
+// proxied, byte for byte after the 101, to the kubelet of the pod's node.
+// The client's subprotocol negotiation passes through.
 func (h *Handler) podConnect(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string) {
 	gr := schema.GroupResource{Resource: "pods/" + sub}
+	opts, err := h.admittedConnectOptions(r, s, sub, ns, name, "", false)
+	if err != nil {
+		h.writeError(w, r, err, gr, name)
+		return
+	}
 	kc, err := h.kubelet()
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
@@ -447,31 +465,28 @@ func (h *Handler) podConnect(w http.ResponseWriter, r *http.Request, s *registry
 		h.writeError(w, r, err, s.R.GroupResource(), name)
 		return
 	}
-	q := r.URL.Query()
 	var path string
-	var query url.Values
-	switch sub {
-	case registry.SubExec, registry.SubAttach:
-		container, err := podContainer(pod, q.Get("container"))
-		if err != nil {
-			h.writeError(w, r, err, s.R.GroupResource(), name)
-			return
+	switch o := opts.(type) {
+	case *corev1.PodExecOptions:
+		if path, err = streamPath(pod, sub, o.Container); err == nil && len(o.Command) == 0 {
+			err = apierrors.NewBadRequest("you must specify at least one command for the container")
 		}
-		if sub == registry.SubExec && len(q[corev1.ExecCommandParam]) == 0 {
-			h.writeError(w, r, apierrors.NewBadRequest("you must specify at least one command for the container"), gr, name)
-			return
-		}
-		path = fmt.Sprintf("/%s/%s/%s/%s", sub, ns, name, container)
-		query = streamQuery(q, sub == registry.SubExec)
-	case registry.SubPortForward:
+	case *corev1.PodAttachOptions:
+		path, err = streamPath(pod, sub, o.Container)
+	case *corev1.PodPortForwardOptions:
 		path = fmt.Sprintf("/portForward/%s/%s", ns, name)
-		query = portForwardQuery(q)
+	default:
+		err = apierrors.NewInternalError(fmt.Errorf("invalid options object: %T", opts))
+	}
+	if err != nil {
+		h.writeError(w, r, err, s.R.GroupResource(), name)
+		return
 	}
 	if !isUpgrade(r) {
 		h.writeError(w, r, apierrors.NewBadRequest("Upgrade request required"), gr, name)
 		return
 	}
-	loc, err := kc.Location(node, path, query)
+	loc, err := kc.Location(node, path, streamQuery(opts))
 	if err != nil {
 		h.writeError(w, r, apierrors.NewInternalError(err), gr, name)
 		return
@@ -482,4 +497,14 @@ func (h *Handler) podConnect(w http.ResponseWriter, r *http.Request, s *registry
 		h.writeError(w, req, apierrors.NewInternalError(fmt.Errorf("error dialing backend: %w", err)), gr, name)
 	})
 	proxy.ServeHTTP(w, r)
+}
+
+// streamPath is the kubelet's path for exec or attach in a container of
+// pod: the one asked for, or the default (podContainer).
+func streamPath(pod *corev1.Pod, sub, container string) (string, error) {
+	container, err := podContainer(pod, container)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("/%s/%s/%s/%s", sub, pod.Namespace, pod.Name, container), nil
 }

@@ -16,6 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"skiff.dev/apiserver/pkg/registry"
 )
 
 func testPod(annotations map[string]string, names ...string) *corev1.Pod {
@@ -112,28 +115,78 @@ func TestLogQuery(t *testing.T) {
 }
 
 func TestStreamQuery(t *testing.T) {
+	pods := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Pod", Resource: "pods", Namespaced: true}}
 	for _, tc := range []struct {
-		name, query string
-		command     bool
-		want        url.Values
+		name, sub, query string
+		want             url.Values
 	}{
-		{name: "kubectl exec", query: "command=echo&command=hi&container=c&stdin=false&stdout=true&stderr=true&tty=false", command: true,
+		{name: "kubectl exec", sub: registry.SubExec, query: "command=echo&command=hi&container=c&stdin=false&stdout=true&stderr=true&tty=false",
 			want: url.Values{"command": {"echo", "hi"}, "output": {"1"}, "stdout": {"1"}, "error": {"1"}, "stderr": {"1"}}},
-		{name: "interactive", query: "command=sh&stdin=true&stdout=true&tty=true", command: true,
+		{name: "interactive", sub: registry.SubExec, query: "command=sh&stdin=true&stdout=true&tty=true",
 			want: url.Values{"command": {"sh"}, "input": {"1"}, "stdin": {"1"}, "output": {"1"}, "stdout": {"1"}, "tty": {"1"}}},
-		{name: "attach drops command", query: "command=sh&stdout=true", command: false,
+		{name: "attach drops command", sub: registry.SubAttach, query: "command=sh&stdout=true",
 			want: url.Values{"output": {"1"}, "stdout": {"1"}}},
+		{name: "ports, repeated and comma-separated", sub: registry.SubPortForward, query: "ports=8080&ports=9090,53",
+			want: url.Values{"port": {"8080,9090,53"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, _ := url.ParseQuery(tc.query)
-			if got := streamQuery(q, tc.command); !reflect.DeepEqual(got, tc.want) {
+			opts, err := connectOptions(q, pods, tc.sub, "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := streamQuery(opts); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("streamQuery = %v, want %v", got, tc.want)
 			}
 		})
 	}
-	q, _ := url.ParseQuery("ports=8080&ports=9090")
-	if got := portForwardQuery(q); got.Get("port") != "8080,9090" {
-		t.Errorf("portForwardQuery = %v, want port=8080,9090", got)
+	// A port that is not one is upstream's 400, before anything else.
+	for _, bad := range []string{"ports=http", "ports=70000", "ports=-1"} {
+		q, _ := url.ParseQuery(bad)
+		if _, err := connectOptions(q, pods, registry.SubPortForward, "", false); !apierrors.IsBadRequest(err) {
+			t.Errorf("%s: err = %v, want 400", bad, err)
+		}
+	}
+}
+
+// The options of a CONNECT request are upstream's kinds, with the values
+// upstream's query conversion gives them: what admission and webhooks see.
+func TestConnectOptions(t *testing.T) {
+	pods := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Pod", Resource: "pods", Namespaced: true}}
+	services := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Service", Resource: "services", Namespaced: true}}
+	nodes := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Node", Resource: "nodes"}}
+	tm := func(kind string) metav1.TypeMeta { return metav1.TypeMeta{APIVersion: "v1", Kind: kind} }
+	for _, tc := range []struct {
+		name    string
+		s       *registry.Store
+		sub     string
+		query   string
+		path    string
+		hasPath bool
+		want    runtime.Object
+	}{
+		{"attach", pods, registry.SubAttach, "container=container1&stdin=true&stdout=1&stderr=false&tty=0", "", false,
+			&corev1.PodAttachOptions{TypeMeta: tm("PodAttachOptions"), Container: "container1", Stdin: true, Stdout: true}},
+		{"exec", pods, registry.SubExec, "command=ls&command=-l&stdout=TRUE&tty=yes", "", false,
+			&corev1.PodExecOptions{TypeMeta: tm("PodExecOptions"), Command: []string{"ls", "-l"}, Stdout: true, TTY: true}},
+		{"portforward without ports", pods, registry.SubPortForward, "", "", false,
+			&corev1.PodPortForwardOptions{TypeMeta: tm("PodPortForwardOptions")}},
+		{"pod proxy", pods, registry.SubProxy, "", "a/b/", true, &corev1.PodProxyOptions{TypeMeta: tm("PodProxyOptions"), Path: "/a/b/"}},
+		{"pod proxy root", pods, registry.SubProxy, "", "", true, &corev1.PodProxyOptions{TypeMeta: tm("PodProxyOptions"), Path: "/"}},
+		{"pod proxy without path", pods, registry.SubProxy, "", "", false, &corev1.PodProxyOptions{TypeMeta: tm("PodProxyOptions")}},
+		{"service proxy", services, registry.SubProxy, "", "healthz", true, &corev1.ServiceProxyOptions{TypeMeta: tm("ServiceProxyOptions"), Path: "/healthz"}},
+		{"node proxy", nodes, registry.SubProxy, "", "metrics", true, &corev1.NodeProxyOptions{TypeMeta: tm("NodeProxyOptions"), Path: "/metrics"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, _ := url.ParseQuery(tc.query)
+			got, err := connectOptions(q, tc.s, tc.sub, tc.path, tc.hasPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("connectOptions = %#v, want %#v", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -48,10 +48,28 @@ func NewProxyTransport() *http.Transport {
 // carry a scheme and a port: "name", "name:port", "https:name:port".
 func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, id string) {
 	gr := schema.GroupResource{Group: s.R.Group, Resource: s.R.Resource + "/proxy"}
+	// The path after proxy/, as the client sent it (still escaped).
+	rawPath, hasPath := mux.Vars(r)["path"]
+	decoded, err := url.PathUnescape(rawPath)
+	if err != nil {
+		h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid path %q", rawPath)), gr, id)
+		return
+	}
+	// The options (the path) pass admission before anything is looked up,
+	// as upstream's ConnectResource.
+	opts, err := h.admittedConnectOptions(r, s, registry.SubProxy, ns, id, decoded, hasPath)
+	if err != nil {
+		h.writeError(w, r, err, gr, id)
+		return
+	}
+	optsPath, err := proxyPath(opts)
+	if err != nil {
+		h.writeError(w, r, err, gr, id)
+		return
+	}
 	var (
 		loc *url.URL
 		rt  http.RoundTripper
-		err error
 	)
 	switch s.R.Kind {
 	case "Pod":
@@ -72,9 +90,11 @@ func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, s *registry.Stor
 	if loc.Scheme == "" {
 		loc.Scheme = "http"
 	}
-	// The path after proxy/, as the client sent it (still escaped).
-	rawPath, hasPath := mux.Vars(r)["path"]
-	if !hasPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	loc.Path = joinPreservingTrailingSlash(loc.Path, optsPath)
+	if strings.HasSuffix(r.URL.Path, "/") && !strings.HasSuffix(loc.Path, "/") {
+		loc.Path += "/"
+	}
+	if loc.Path == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		// .../proxy itself: upstream redirects a GET or HEAD of the
 		// backend's root to .../proxy/, so that relative links resolve.
 		target := r.URL.EscapedPath() + "/"
@@ -84,15 +104,6 @@ func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		w.Header().Set("Location", target)
 		w.WriteHeader(http.StatusMovedPermanently)
 		return
-	}
-	decoded, err := url.PathUnescape(rawPath)
-	if err != nil {
-		h.writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid path %q", rawPath)), gr, id)
-		return
-	}
-	loc.Path = joinPreservingTrailingSlash(loc.Path, "/"+decoded)
-	if strings.HasSuffix(r.URL.Path, "/") && !strings.HasSuffix(loc.Path, "/") {
-		loc.Path += "/"
 	}
 	// Keep the client's escaping (%2F in a segment) where the path is
 	// otherwise what it sent.

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"skiff.dev/apiserver/pkg/admission"
 )
@@ -129,17 +128,6 @@ func requestName(a *admission.Attributes) string {
 	return ""
 }
 
-func labelsOf(obj runtime.Object) (map[string]string, bool) {
-	if obj == nil {
-		return nil, false
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, false
-	}
-	return m.GetLabels(), true
-}
-
 func matchObjectSelector(sel *metav1.LabelSelector, a *admission.Attributes) (bool, error) {
 	if sel == nil || (len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0) {
 		return true, nil
@@ -148,12 +136,7 @@ func matchObjectSelector(sel *metav1.LabelSelector, a *admission.Attributes) (bo
 	if err != nil {
 		return false, err
 	}
-	for _, obj := range []runtime.Object{a.Object, a.OldObject} {
-		if l, ok := labelsOf(obj); ok && s.Matches(labels.Set(l)) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return admission.ObjectSelected(s, a), nil
 }
 
 // matchNamespaceSelector: a namespace is matched by its own labels; other
@@ -170,8 +153,8 @@ func matchNamespaceSelector(ctx context.Context, sel *metav1.LabelSelector, a *a
 	switch {
 	case a.Resource.Group == "" && a.Resource.Resource == "namespaces":
 		var ok bool
-		if l, ok = labelsOf(a.Object); !ok {
-			l, _ = labelsOf(a.OldObject)
+		if l, ok = admission.LabelsOf(a.Object); !ok {
+			l, _ = admission.LabelsOf(a.OldObject)
 		}
 	case a.Namespace == "":
 		return true, nil

@@ -1,0 +1,114 @@
+package endpoints
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"skiff.dev/apiserver/pkg/admission"
+	"skiff.dev/apiserver/pkg/authn"
+	"skiff.dev/apiserver/pkg/registry"
+)
+
+// connectOptions reads the options of a CONNECT request (pods/exec,
+// attach, portforward and proxy, services/proxy, nodes/proxy) from its
+// query, as upstream's ConnectResource decodes them into the subresource's
+// options kind (v1 PodExecOptions, PodAttachOptions, ...). For proxy,
+// path is the part of the URL after proxy, and hasPath whether there was
+// one ("" for .../proxy, "/" for .../proxy/). A value that does not
+// convert is upstream's 400. The options carry their kind, which is the
+// kind admission sees.
+func connectOptions(q url.Values, s *registry.Store, sub, path string, hasPath bool) (runtime.Object, error) {
+	tm := metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String()}
+	switch sub {
+	case registry.SubExec:
+		tm.Kind = "PodExecOptions"
+		return &corev1.PodExecOptions{TypeMeta: tm, Stdin: queryBool(q, "stdin"), Stdout: queryBool(q, "stdout"), Stderr: queryBool(q, "stderr"),
+			TTY: queryBool(q, "tty"), Container: q.Get("container"), Command: q[corev1.ExecCommandParam]}, nil
+	case registry.SubAttach:
+		tm.Kind = "PodAttachOptions"
+		return &corev1.PodAttachOptions{TypeMeta: tm, Stdin: queryBool(q, "stdin"), Stdout: queryBool(q, "stdout"), Stderr: queryBool(q, "stderr"),
+			TTY: queryBool(q, "tty"), Container: q.Get("container")}, nil
+	case registry.SubPortForward:
+		tm.Kind = "PodPortForwardOptions"
+		opts := &corev1.PodPortForwardOptions{TypeMeta: tm}
+		if ports := q["ports"]; len(ports) > 0 {
+			if err := metav1.Convert_Slice_string_To_Slice_int32(&ports, &opts.Ports, nil); err != nil {
+				return nil, apierrors.NewBadRequest(err.Error())
+			}
+		}
+		return opts, nil
+	case registry.SubProxy:
+		p := ""
+		if hasPath {
+			p = "/" + path
+		}
+		tm.Kind = s.R.Kind + "ProxyOptions"
+		switch s.R.Kind {
+		case "Pod":
+			return &corev1.PodProxyOptions{TypeMeta: tm, Path: p}, nil
+		case "Service":
+			return &corev1.ServiceProxyOptions{TypeMeta: tm, Path: p}, nil
+		case "Node":
+			return &corev1.NodeProxyOptions{TypeMeta: tm, Path: p}, nil
+		}
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: s.R.Group, Resource: s.R.Resource + "/" + sub}, "")
+}
+
+// admitConnect runs the admission chain on a CONNECT request before it is
+// served, as upstream's ConnectResource: first the mutating plugins, then
+// the validating ones, with operation CONNECT, the subresource and the
+// options as the object (a mutating webhook may change them: the request
+// is served with what it leaves). A dryRun request is upstream's 400.
+func (h *Handler) admitConnect(ctx context.Context, r *http.Request, s *registry.Store, sub, ns, name string, opts runtime.Object) error {
+	if len(r.URL.Query()["dryRun"]) != 0 {
+		return apierrors.NewBadRequest("dryRun is not supported")
+	}
+	if s.Admission == nil {
+		return nil
+	}
+	u, _ := authn.UserFrom(ctx)
+	a := &admission.Attributes{
+		Operation: admission.Connect, Resource: s.R.GroupVersion().WithResource(s.R.Resource),
+		Kind: opts.GetObjectKind().GroupVersionKind(), Subresource: sub, Namespace: ns, Name: name, Object: opts, User: u,
+	}
+	if err := s.Admission.Admit(ctx, a); err != nil {
+		return err
+	}
+	return s.Admission.Validate(ctx, a)
+}
+
+// admittedConnectOptions reads a CONNECT request's options and admits
+// them; the error is what the client is answered.
+func (h *Handler) admittedConnectOptions(r *http.Request, s *registry.Store, sub, ns, name, path string, hasPath bool) (runtime.Object, error) {
+	opts, err := connectOptions(r.URL.Query(), s, sub, path, hasPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.admitConnect(r.Context(), r, s, sub, ns, name, opts); err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// proxyPath is the path a proxy request's options carry, after admission
+// (a mutating webhook may have changed it).
+func proxyPath(opts runtime.Object) (string, error) {
+	switch o := opts.(type) {
+	case *corev1.PodProxyOptions:
+		return o.Path, nil
+	case *corev1.ServiceProxyOptions:
+		return o.Path, nil
+	case *corev1.NodeProxyOptions:
+		return o.Path, nil
+	}
+	return "", apierrors.NewInternalError(fmt.Errorf("invalid options object: %T", opts))
+}
