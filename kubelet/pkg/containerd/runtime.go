@@ -214,6 +214,15 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 	case s.NetNSPath != "":
 		specOpts = append(specOpts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: s.NetNSPath}))
 	}
+	if s.TargetID != "" {
+		// The target's process namespace, as containerd's CRI joins it
+		// for namespace mode TARGET.
+		ns, err := r.pidNamespace(ctx, s.TargetID)
+		if err != nil {
+			return err
+		}
+		specOpts = append(specOpts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.PIDNamespace, Path: ns}))
+	}
 	if len(s.Mounts) > 0 {
 		var ms []specs.Mount
 		for _, m := range s.Mounts {
@@ -272,6 +281,26 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 		return r.imageErr(s.Image, "creating container from image", err)
 	}
 	return nil
+}
+
+// pidNamespace is the path of the PID namespace of the running container id.
+func (r *Runtime) pidNamespace(ctx context.Context, id string) (string, error) {
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("target container %s: %w", id, err)
+	}
+	task, err := c.Task(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("target container %s: %w", id, err)
+	}
+	st, err := task.Status(ctx)
+	if err != nil {
+		return "", fmt.Errorf("target container %s: %w", id, err)
+	}
+	if st.Status != containerd.Running || task.Pid() == 0 {
+		return "", fmt.Errorf("target container %s is not running (%s)", id, st.Status)
+	}
+	return fmt.Sprintf("/proc/%d/ns/pid", task.Pid()), nil
 }
 
 // imageErr is err about the image ref while creating a container: one

@@ -216,6 +216,13 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 		spec.NetNSPath = s.Sandbox.NetNSPath
 	}
 	spec.HostNetwork = s.Pod.Spec.HostNetwork
+	if ec := EphemeralContainer(s.Pod, c.Name); ec != nil && ec.TargetContainerName != "" {
+		target, _ := s.Latest(ec.TargetContainerName)
+		if target == nil || target.State != StateRunning {
+			return ContainerSpec{}, fmt.Errorf("target container %q is not running", ec.TargetContainerName)
+		}
+		spec.TargetID = target.ID
+	}
 	if spec.Mounts, err = mounts(s, c, vals); err != nil {
 		return ContainerSpec{}, err
 	}

@@ -39,28 +39,51 @@ func InitProgress(s *State) (done bool, next *corev1.Container, failed bool) {
 	return true, nil, false
 }
 
-// restartPolicyOf is the restart policy that applies to a container.
+// restartPolicyOf is the restart policy that applies to a container:
+// ephemeral containers are never restarted.
 func restartPolicyOf(s *State, name string) corev1.RestartPolicy {
 	for _, c := range s.Pod.Spec.InitContainers {
 		if c.Name == name {
 			return initRestartPolicy(s.Pod)
 		}
 	}
+	if EphemeralContainer(s.Pod, name) != nil {
+		return corev1.RestartPolicyNever
+	}
 	return s.Pod.Spec.RestartPolicy
 }
 
+// EphemeralContainer is the pod's ephemeral container called name, nil if
+// there is none.
+func EphemeralContainer(pod *corev1.Pod, name string) *corev1.EphemeralContainer {
+	for i := range pod.Spec.EphemeralContainers {
+		if pod.Spec.EphemeralContainers[i].Name == name {
+			return &pod.Spec.EphemeralContainers[i]
+		}
+	}
+	return nil
+}
+
 // containersToStart lists the containers that the images and containers
-// hooks work on now: the next init container while the init containers
-// run, else the app containers.
+// hooks work on now: the ephemeral containers that have not run (as
+// upstream, whether or not the pod is initialized: they are started first,
+// and never again once they have run), then the next init container while
+// the init containers run, else the app containers.
 func containersToStart(s *State) []*corev1.Container {
+	var out []*corev1.Container
+	for i := range s.Pod.Spec.EphemeralContainers {
+		c := (*corev1.Container)(&s.Pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		if cur, _ := s.Latest(c.Name); cur == nil || cur.State == StateCreated {
+			out = append(out, c)
+		}
+	}
 	done, next, failed := InitProgress(s)
 	if !done {
 		if failed || next == nil {
-			return nil
+			return out
 		}
-		return []*corev1.Container{next}
+		return append(out, next)
 	}
-	out := make([]*corev1.Container, 0, len(s.Pod.Spec.Containers))
 	for i := range s.Pod.Spec.Containers {
 		out = append(out, &s.Pod.Spec.Containers[i])
 	}

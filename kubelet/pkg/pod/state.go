@@ -82,6 +82,10 @@ type ContainerSpec struct {
 	NetNSPath string
 	// HostNetwork puts the container in the node's network namespace.
 	HostNetwork bool
+	// TargetID, when set, is the running container whose process (PID)
+	// namespace this one joins: an ephemeral container's
+	// targetContainerName, as upstream's namespace mode TARGET.
+	TargetID string
 	// CgroupParent is the pod's cgroup, where the container's own cgroup
 	// is made; empty: the runtime's default.
 	CgroupParent string

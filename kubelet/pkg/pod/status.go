@@ -13,7 +13,7 @@ import (
 const ContainerIDPrefix = "containerd://"
 
 // ComputeStatus is the pod's status from what the hooks know: one
-// container status per spec container, the phase and the conditions as
+// container status per spec container (init, app and ephemeral), the phase and the conditions as
 // upstream's kubelet computes them. old is the status last sent (start
 // time, condition transition times and QoS class carry over); hostIP is
 // the node's address.
@@ -51,6 +51,13 @@ func ComputeStatus(s *State, old corev1.PodStatus, hostIP string) corev1.PodStat
 			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: ReasonPodInitializing}
 		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+	}
+	// Ephemeral containers, as upstream's: never restarted, never ready,
+	// and without started (the prober sets it only for the others).
+	for i := range pod.Spec.EphemeralContainers {
+		cs := containerStatus(s, corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon))
+		cs.Started, cs.Ready = nil, false
+		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, cs)
 	}
 	switch {
 	case initFailed:

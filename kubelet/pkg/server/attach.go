@@ -42,7 +42,8 @@ func parseAttachQuery(r *http.Request) (execQuery, error) {
 	return aq, nil
 }
 
-// specContainer is the pod spec's container (or init container) name.
+// specContainer is the pod spec's container (init, app or ephemeral)
+// called name.
 func specContainer(p *corev1.Pod, name string) *corev1.Container {
 	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range list {
@@ -50,6 +51,9 @@ func specContainer(p *corev1.Pod, name string) *corev1.Container {
 				return &list[i]
 			}
 		}
+	}
+	if ec := pod.EphemeralContainer(p, name); ec != nil {
+		return (*corev1.Container)(&ec.EphemeralContainerCommon)
 	}
 	return nil
 }

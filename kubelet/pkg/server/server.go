@@ -188,17 +188,10 @@ func (s *Server) containers(ctx context.Context, p *corev1.Pod, name string) ([]
 	return out, nil
 }
 
-// specHas says whether the pod spec has a container (or init container)
-// called name.
+// specHas says whether the pod spec has a container (init, app or
+// ephemeral) called name.
 func specHas(p *corev1.Pod, name string) bool {
-	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
-		for _, c := range list {
-			if c.Name == name {
-				return true
-			}
-		}
-	}
-	return false
+	return specContainer(p, name) != nil
 }
 
 // runningContainer is the running container name of the pod.
