@@ -18,6 +18,7 @@ import (
 	"skiff.dev/kubelet/pkg/imagegc"
 	"skiff.dev/kubelet/pkg/localpath"
 	"skiff.dev/kubelet/pkg/pod"
+	"skiff.dev/kubelet/pkg/server"
 )
 
 // Options are skiff-kubelet's flags.
@@ -93,6 +94,10 @@ type Options struct {
 	// ClientCAFile verifies the client certificates of the kubelet API
 	// (logs, exec, port-forward).
 	ClientCAFile string
+	// AuthorizedTTL and UnauthorizedTTL: how long the kubelet API remembers
+	// a SubjectAccessReview's allowed and denied decisions (upstream's
+	// --authorization-webhook-cache-authorized-ttl and -unauthorized-ttl).
+	AuthorizedTTL, UnauthorizedTTL time.Duration
 	// LogDriver is the executable containerd's shim starts to write
 	// container logs; empty: this executable.
 	LogDriver string
@@ -131,6 +136,8 @@ func NewOptions() *Options {
 		NodeStatusReportFrequency: 5 * time.Minute,
 		SyncFrequency:             time.Second,
 		Tracing:                   tracing.NewOptions(),
+		AuthorizedTTL:             server.DefaultAuthorizedTTL,
+		UnauthorizedTTL:           server.DefaultUnauthorizedTTL,
 	}
 }
 
@@ -173,6 +180,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate; empty: a self-signed one is generated in memory.")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", o.TLSKeyFile, "Private key for --tls-cert-file.")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs the client certificates allowed to use the kubelet API (containerLogs, exec, portForward); empty: that API refuses every request.")
+	fs.DurationVar(&o.AuthorizedTTL, "authorization-webhook-cache-authorized-ttl", o.AuthorizedTTL, "How long an allowed SubjectAccessReview of a kubelet API request (nodes/metrics, nodes/stats, nodes/log, nodes/proxy) is remembered; 0: asked every time.")
+	fs.DurationVar(&o.UnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.UnauthorizedTTL, "How long a denied SubjectAccessReview of a kubelet API request is remembered; 0: asked every time.")
 	fs.StringVar(&o.LogDriver, "log-driver", o.LogDriver, "The executable containerd's shim starts as a container's logging driver (run as '<exe> skiff-log-driver <file>'); empty: skiff-log-driver next to this executable, else this executable.")
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the node status is computed (and sent when it changed).")
 	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "How often the node status is sent when it did not change.")
@@ -261,6 +270,9 @@ func (o *Options) Validate() error {
 	}
 	if o.NodeStatusUpdateFrequency <= 0 || o.NodeStatusReportFrequency <= 0 || o.SyncFrequency <= 0 {
 		errs = append(errs, errors.New("frequencies must be positive"))
+	}
+	if o.AuthorizedTTL < 0 || o.UnauthorizedTTL < 0 {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-cache-authorized-ttl %v and --authorization-webhook-cache-unauthorized-ttl %v must not be negative", o.AuthorizedTTL, o.UnauthorizedTTL))
 	}
 	if o.Tracing != nil {
 		errs = append(errs, o.Tracing.Validate()...)

@@ -3,6 +3,9 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -20,6 +23,7 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "no containerd", change: func(o *Options) { o.ContainerdAddress = "" }, wantErr: "--containerd-address"},
 		{name: "zero frequency", change: func(o *Options) { o.SyncFrequency = 0 }, wantErr: "frequencies"},
 		{name: "bootstrap without kubeconfig", change: func(o *Options) { o.BootstrapKubeconfig = "b" }, wantErr: "--bootstrap-kubeconfig"},
+		{name: "negative authorization cache TTL", change: func(o *Options) { o.UnauthorizedTTL = -time.Second }, wantErr: "--authorization-webhook-cache-unauthorized-ttl"},
 		{name: "rotated serving and a fixed one", change: func(o *Options) { o.RotateServerCertificates, o.TLSCertFile, o.TLSKeyFile = true, "c", "k" }, wantErr: "--rotate-server-certificates"},
 	}
 	for _, tt := range tests {
@@ -50,5 +54,22 @@ func TestOptionsComplete(t *testing.T) {
 	o.Complete("host-1")
 	if o.NodeName != "n" || o.ContainerdNamespace != "ns" {
 		t.Errorf("flags were overridden: %+v", o)
+	}
+}
+
+// TestAuthorizationCacheFlags: upstream's flag names and defaults (5m
+// allowed, 30s denied).
+func TestAuthorizationCacheFlags(t *testing.T) {
+	o := NewOptions()
+	if o.AuthorizedTTL != 5*time.Minute || o.UnauthorizedTTL != 30*time.Second {
+		t.Errorf("defaults %v / %v, want 5m / 30s", o.AuthorizedTTL, o.UnauthorizedTTL)
+	}
+	fs := pflag.NewFlagSet("kubelet", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--authorization-webhook-cache-authorized-ttl=1m", "--authorization-webhook-cache-unauthorized-ttl=0"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.AuthorizedTTL != time.Minute || o.UnauthorizedTTL != 0 {
+		t.Errorf("parsed %v / %v, want 1m / 0", o.AuthorizedTTL, o.UnauthorizedTTL)
 	}
 }

@@ -9,10 +9,12 @@
 //	GET /stats/summary, /metrics/resource, /metrics/cadvisor   (package stats)
 //
 // Every request must carry a client certificate that the cluster CA
-// signed; only the API server's kubelet-client identity
+// signed. The API server's kubelet-client identity
 // (CN kube-apiserver-kubelet-client) and members of system:masters are
-// allowed. This stands in for upstream's SubjectAccessReview of
-// nodes/proxy, nodes/log and friends.
+// allowed; any other user is allowed what a SubjectAccessReview of
+// nodes/proxy, nodes/metrics, nodes/stats or nodes/log on this node allows
+// it, as upstream's --authorization-mode Webhook, with its decisions
+// cached as upstream's webhook authorizer caches them (authcache.go).
 //
 // exec speaks the WebSocket channel protocols (v5.channel.k8s.io, with the
 // close signal, and v4.channel.k8s.io and older): channel 0 stdin, 1 stdout,
