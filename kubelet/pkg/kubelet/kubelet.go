@@ -403,6 +403,19 @@ func (k *Kubelet) remove(obj any) {
 		delete(k.rejected, p.UID)
 	}
 	if w, ok := k.workers[p.UID]; ok {
+		// Gone from the API, so nothing waits for its containers: as
+		// upstream's API server records a grace period of 0 on every pod
+		// it removes before the kubelet confirmed (a forced deletion, a
+		// finished or unbound pod), they get only the minimum. Without
+		// that, a pod deleted with --grace-period=0 would hold what it has
+		// (host ports, a StatefulSet's name) for its whole grace period.
+		final := w.Pod().DeepCopy()
+		final.DeletionGracePeriodSeconds = ptr.To[int64](0)
+		if final.DeletionTimestamp == nil {
+			now := metav1.Now()
+			final.DeletionTimestamp = &now
+		}
+		w.Update(final)
 		w.Remove()
 	}
 }

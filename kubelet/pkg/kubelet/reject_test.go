@@ -131,3 +131,49 @@ func TestRejectionWriteStopsWhenPodIsGone(t *testing.T) {
 		t.Errorf("%d refusals remembered after the pod was deleted", left)
 	}
 }
+
+// graceRecorder records the grace period each teardown of a pod is given.
+type graceRecorder struct{ graces chan time.Duration }
+
+func (graceRecorder) Name() string { return "grace-recorder" }
+func (g graceRecorder) Destroy(_ context.Context, s *pod.State) error {
+	g.graces <- s.GracePeriod
+	return nil
+}
+
+// A pod the API removed before the kubelet confirmed (deleted with grace
+// period 0, as the conformance test removes the pod holding the host port)
+// is torn down with no grace period, not its spec's: upstream's API server
+// records 0 on such a pod, and nothing waits for it any longer.
+func TestRemovedPodTornDownWithoutGrace(t *testing.T) {
+	p := admitPod("holder", withHostPort(80, ""))
+	p.UID, p.Status.Phase = "uh", corev1.PodPending
+	p.Spec.TerminationGracePeriodSeconds = new(int64)
+	*p.Spec.TerminationGracePeriodSeconds = 60
+	client := fake.NewSimpleClientset(p.DeepCopy())
+	rec := graceRecorder{graces: make(chan time.Duration, 4)}
+	k := New(Options{NodeName: "n1", Client: client, Runtime: &fakeRuntime{}, Network: &fakeNetwork{}, Lifecycle: &pod.Lifecycle{Hooks: []pod.Hook{notReady{}, rec}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		cancel()
+		k.wg.Wait()
+	}()
+	k.update(ctx, p)
+	if active := k.ActivePods(); len(active) != 1 {
+		t.Fatalf("%d active pods, want the holder", len(active))
+	}
+	k.remove(p)
+	select {
+	case g := <-rec.graces:
+		if g != 0 {
+			t.Errorf("the removed pod was torn down with a grace period of %v, want 0", g)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the removed pod was not torn down")
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return len(k.ActivePods()) == 0, nil
+	}); err != nil {
+		t.Fatal("the removed pod is still active")
+	}
+}
