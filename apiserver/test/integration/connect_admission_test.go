@@ -16,10 +16,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
-
-	"skiff.dev/apiserver/pkg/testserver"
 )
 
 // reviews records the AdmissionRequests a webhook received.
@@ -52,11 +52,12 @@ func (r *reviews) count() int {
 	return len(r.reqs)
 }
 
-// connectIn opens pods/{pod}/{sub} as kubectl does (exec or attach over a
-// WebSocket, or over SPDY when spdy is set) and returns stdout.
-func connectIn(t *testing.T, ts *testserver.TestServer, spdy bool, pod, sub, container, stdin string, command ...string) (string, error) {
+// connectIn opens pods/{pod}/{sub} (exec or attach) as kubectl does, over
+// a WebSocket, or over SPDY when spdy is set, with stdin attached when it
+// is not empty, and returns stdout.
+func connectIn(t *testing.T, cfg *rest.Config, client kubernetes.Interface, spdy bool, pod, sub, container, stdin string, command ...string) (string, error) {
 	t.Helper()
-	req := ts.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name(pod).SubResource(sub)
+	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name(pod).SubResource(sub)
 	if sub == "exec" {
 		req = req.VersionedParams(&corev1.PodExecOptions{Container: container, Command: command, Stdin: stdin != "", Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	} else {
@@ -65,9 +66,9 @@ func connectIn(t *testing.T, ts *testserver.TestServer, spdy bool, pod, sub, con
 	var exec remotecommand.Executor
 	var err error
 	if spdy {
-		exec, err = remotecommand.NewSPDYExecutor(ts.AdminConfig, "POST", req.URL())
+		exec, err = remotecommand.NewSPDYExecutor(cfg, "POST", req.URL())
 	} else {
-		exec, err = remotecommand.NewWebSocketExecutor(ts.AdminConfig, "GET", req.URL().String())
+		exec, err = remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +192,7 @@ func TestConnectAdmission(t *testing.T) {
 
 	t.Run("attach refused before the upgrade", func(t *testing.T) {
 		for _, spdy := range []bool{false, true} {
-			_, err := connectIn(t, ts, spdy, "one", "attach", "c1", "x\n")
+			_, err := connectIn(t, ts.AdminConfig, ts.Client, spdy, "one", "attach", "c1", "x\n")
 			if err == nil || !strings.Contains(err.Error(), "attaching to pod 'one' is not allowed") {
 				t.Errorf("attach (spdy %v): err = %v, want the webhook's message", spdy, err)
 			}
@@ -199,7 +200,7 @@ func TestConnectAdmission(t *testing.T) {
 	})
 
 	t.Run("exec refused", func(t *testing.T) {
-		_, err := connectIn(t, ts, false, "one", "exec", "", "x\n", "cat")
+		_, err := connectIn(t, ts.AdminConfig, ts.Client, false, "one", "exec", "", "x\n", "cat")
 		if err == nil || !strings.Contains(err.Error(), `admission webhook "deny-attaching-pod.skiff.dev" denied the request: exec into pod 'one' is not allowed`) {
 			t.Errorf("exec: err = %v", err)
 		}
@@ -222,7 +223,7 @@ func TestConnectAdmission(t *testing.T) {
 	})
 
 	t.Run("allowed exec is served, as the mutating webhook left it", func(t *testing.T) {
-		out, err := connectIn(t, ts, false, "multi", "exec", "a", "hello\n", "cat")
+		out, err := connectIn(t, ts.AdminConfig, ts.Client, false, "multi", "exec", "a", "hello\n", "cat")
 		if err != nil || out != "hello\n" {
 			t.Fatalf("exec: %q, %v", out, err)
 		}
@@ -241,7 +242,7 @@ func TestConnectAdmission(t *testing.T) {
 	t.Run("allowed attach reaches the kubelet", func(t *testing.T) {
 		// The fake kubelet serves no attach; what matters is that the
 		// request got past admission to it.
-		_, _ = connectIn(t, ts, false, "multi", "attach", "a", "x\n")
+		_, _ = connectIn(t, ts.AdminConfig, ts.Client, false, "multi", "attach", "a", "x\n")
 		if got := k.LastRequest(); got.Path != "/attach/default/multi/a" || got.Query().Get("input") != "1" {
 			t.Errorf("kubelet request = %v", got)
 		}

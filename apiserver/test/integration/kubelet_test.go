@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -17,9 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/utils/ptr"
 
 	"skiff.dev/apiserver/pkg/testserver"
@@ -246,21 +243,7 @@ func TestPodLogsAuthorization(t *testing.T) {
 // a test that needs the output sends stdin.
 func execIn(t *testing.T, cfg *rest.Config, client kubernetes.Interface, pod, stdin string, command ...string) (string, error) {
 	t.Helper()
-	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Command: command, Stdin: stdin != "", Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	exec, err := remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	c, cancel := context.WithTimeout(ctx(t), 30*time.Second)
-	defer cancel()
-	opts := remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}
-	if stdin != "" {
-		opts.Stdin = strings.NewReader(stdin)
-	}
-	err = exec.StreamWithContext(c, opts)
-	return stdout.String(), err
+	return connectIn(t, cfg, client, false, pod, "exec", "", stdin, command...)
 }
 
 func TestPodExec(t *testing.T) {
