@@ -396,12 +396,24 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 		order[v.Name] = i
 	}
 	sort.SliceStable(views, func(i, j int) bool { return order[views[i].r.Version] < order[views[j].r.Version] })
-	inner, run := c.NewStorage(storageRow)
-	storageGV := storageRow.GroupVersion()
 	conv := newConverter(crd, c.Webhooks)
+	// The storage's objects carry the selectable fields of every version
+	// that has some, each read at its version.
+	vfs := make([]versionFields, len(views))
+	var selectable []versionFields
+	for i, v := range views {
+		vfs[i] = versionFields{v.r.GroupVersion(), v.sch, v.r.Fields}
+		if v.r.Fields != nil {
+			selectable = append(selectable, vfs[i])
+		}
+	}
+	stored := *storageRow
+	stored.Fields = storedFields(selectable, conv)
+	inner, run := c.NewStorage(&stored)
+	storageGV := storageRow.GroupVersion()
 	s := &served{uid: crd.UID, signature: sig, terminating: terminating}
-	for _, v := range views {
-		view := registry.NewSharedStorage(inner, versionView(v.r.GroupVersion(), storageGV, v.r.ListKindName(), v.sch, conv))
+	for i, v := range views {
+		view := registry.NewSharedStorage(inner, versionView(vfs[i], storageGV, v.r.ListKindName(), v.r.Namespaced, conv))
 		s.stores = append(s.stores, &registry.Store{R: v.r, Storage: view, Admission: c.Admission})
 	}
 	runCtx, cancel := context.WithCancel(ctx)

@@ -20,6 +20,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/registry/rest"
+	"skiff.dev/apiserver/pkg/storage"
 )
 
 // servedVersions returns the served versions of a CRD, the preferred
@@ -258,22 +259,35 @@ func scaleAccessor(sc *apiextensionsv1.CustomResourceSubresourceScale) *rest.Sca
 	}
 }
 
+// readAs converts objs (read from storage, or copies of them) to gv in
+// place and applies the version's defaults, as every read at gv does.
+func readAs(objs []*unstructured.Unstructured, gv schema.GroupVersion, sch *Schema, conv converter) error {
+	if err := conv.convert(objs, gv); err != nil {
+		return err
+	}
+	for _, c := range objs {
+		// Bookmarks carry no object to default.
+		if c.GetName() != "" {
+			sch.Default(c.Object)
+		}
+	}
+	return nil
+}
+
 // versionView serves one version from the storage of the storage version:
 // objects are converted both ways by the CRD's conversion (None rewrites
 // apiVersion; a webhook converts), and the version's defaults are applied
-// to what is read.
-func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind string, sch *Schema, conv converter) *rest.SharedStorage {
-	fromStored := func(objs []*unstructured.Unstructured) error {
-		if err := conv.convert(objs, gv); err != nil {
-			return err
-		}
-		for _, c := range objs {
-			// Bookmarks carry no object to default.
-			if c.GetName() != "" {
-				sch.Default(c.Object)
-			}
-		}
-		return nil
+// to what is read. Its field selectors select on the object as read at
+// this version (v.fields, nil when it has no selectable fields): the
+// storage's objects carry every version's selectable fields (storedFields)
+// under names of their own, which the selectors are renamed to.
+func versionView(v versionFields, storageGV schema.GroupVersion, listKind string, namespaced bool, conv converter) *rest.SharedStorage {
+	gv := v.gv
+	var fieldLabels map[string]string
+	var storedAttrs storage.AttrFunc
+	if v.fields != nil {
+		fieldLabels = v.fieldLabels()
+		storedAttrs = rest.AttrFunc(namespaced, storedFields([]versionFields{v}, conv))
 	}
 	return &rest.SharedStorage{
 		ToStored: func(obj runtime.Object) (runtime.Object, error) {
@@ -297,12 +311,14 @@ func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind
 				c.SetAPIVersion(gv.String())
 				return c, nil
 			}
-			if err := fromStored([]*unstructured.Unstructured{c}); err != nil {
+			if err := readAs([]*unstructured.Unstructured{c}, gv, v.sch, conv); err != nil {
 				return nil, err
 			}
 			return c, nil
 		},
 		NewStoredList: func() runtime.Object { return &unstructured.UnstructuredList{} },
+		FieldLabels:   fieldLabels,
+		StoredFields:  storedAttrs,
 		ListFromStored: func(obj runtime.Object) (runtime.Object, error) {
 			l, ok := obj.(*unstructured.UnstructuredList)
 			if !ok {
@@ -316,7 +332,7 @@ func versionView(gv schema.GroupVersion, storageGV schema.GroupVersion, listKind
 				items[i] = l.Items[i].DeepCopy()
 			}
 			// One conversion for the whole list, as upstream's.
-			if err := fromStored(items); err != nil {
+			if err := readAs(items, gv, v.sch, conv); err != nil {
 				return nil, err
 			}
 			out.Items = make([]unstructured.Unstructured, len(items))

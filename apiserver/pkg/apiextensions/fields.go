@@ -9,7 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
@@ -43,6 +45,61 @@ func selectableFields(sfs []apiextensionsv1.SelectableField) rest.FieldsFunc {
 				set[key] = strconv.FormatBool(x)
 			case int64:
 				set[key] = strconv.FormatInt(x, 10)
+			}
+		}
+		return set
+	}
+}
+
+// versionFields is a served version that has selectable fields, as the
+// selectors at it see objects: converted to it and defaulted.
+type versionFields struct {
+	gv     schema.GroupVersion
+	sch    *Schema
+	fields rest.FieldsFunc
+}
+
+// storedFieldKey names a version's selectable field among the attributes
+// of stored objects ("v2/spec.host"): each version has its own, since a
+// field may exist at one version only or hold other values there.
+func storedFieldKey(version, field string) string { return version + "/" + field }
+
+// fieldLabels maps the selectable fields of v to their names among the
+// attributes of stored objects, for the selectors at v.
+func (v versionFields) fieldLabels() map[string]string {
+	out := map[string]string{}
+	for k := range v.fields(&unstructured.Unstructured{}) {
+		out[k] = storedFieldKey(v.gv.Version, k)
+	}
+	return out
+}
+
+// storedFields returns the selectable fields of a stored object at every
+// version of vs, read from a copy converted to that version (through the
+// CRD's conversion) and defaulted with its schema, as a read at the version
+// returns the object: upstream's store filters the objects it decoded to
+// the requested version, so a selector selects what a read at its version
+// shows, whatever version the object is stored at. A copy that cannot be
+// converted has none of the version's fields.
+func storedFields(vs []versionFields, conv converter) rest.FieldsFunc {
+	if len(vs) == 0 {
+		return nil
+	}
+	return func(obj runtime.Object) fields.Set {
+		set := fields.Set{}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok || u.GetName() == "" {
+			return set
+		}
+		for _, v := range vs {
+			c := u.DeepCopy()
+			if err := readAs([]*unstructured.Unstructured{c}, v.gv, v.sch, conv); err != nil {
+				klog.Background().Error(err, "converting a custom resource for its selectable fields",
+					"namespace", u.GetNamespace(), "name", u.GetName(), "version", v.gv)
+				continue
+			}
+			for k, val := range v.fields(c) {
+				set[storedFieldKey(v.gv.Version, k)] = val
 			}
 		}
 		return set

@@ -16,12 +16,15 @@ import (
 )
 
 // newCustomStorage builds the storage of a custom resource: JSON in etcd,
-// as upstream stores custom resources, behind a watch cache.
+// as upstream stores custom resources, behind a watch cache. Objects keep
+// the apiVersion they were stored with (not stamped with r's, the storage
+// version now): objects written before the storage version changed are at
+// an older version, and conversion starts from the version they are at.
 func (s *Server) newCustomStorage(r *registry.Resource) (storage.Interface, func(ctx context.Context) error) {
 	gvk := r.GroupVersionKind()
 	store := etcd3.New(etcd3.Config{
 		Client: s.etcd.client, Codec: unstructured.UnstructuredJSONScheme, NewFunc: r.New, NewListFunc: r.NewList,
-		ResourcePrefix: "/registry/" + r.EtcdPrefix + "/", GroupResource: r.GroupResource(), GVK: gvk,
+		ResourcePrefix: "/registry/" + r.EtcdPrefix + "/", GroupResource: r.GroupResource(),
 		RequestTimeout: s.opts.EtcdRequestTimeout, Observe: s.metrics.ObserveEtcd,
 	})
 	reg := &registry.Store{R: r}

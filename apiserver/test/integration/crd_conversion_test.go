@@ -72,6 +72,22 @@ func (h *hostWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(review)
 }
 
+// hostCRD is the CRD of Hosts, v1 (spec.host, the storage version) and v2
+// (spec.hostname), converted by the hostWebhook served at url.
+func hostCRD(url string, caBundle []byte) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "hosts.hosts.skiff.dev"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "hosts.skiff.dev", Scope: apiextensionsv1.NamespaceScoped,
+			Names:    apiextensionsv1.CustomResourceDefinitionNames{Plural: "hosts", Singular: "host", Kind: "Host", ListKind: "HostList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{hostVersion("v1", "host", true), hostVersion("v2", "hostname", false)},
+			Conversion: &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"},
+					ClientConfig: &apiextensionsv1.WebhookClientConfig{URL: ptr.To(url + "/convert"), CABundle: caBundle}}},
+		},
+	}
+}
+
 func hostVersion(name, field string, storage bool) apiextensionsv1.CustomResourceDefinitionVersion {
 	return apiextensionsv1.CustomResourceDefinitionVersion{Name: name, Served: true, Storage: storage,
 		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
@@ -93,17 +109,7 @@ func TestCustomResourceConversionWebhook(t *testing.T) {
 	caBundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 
 	ext, dyn := crdClients(t, ts)
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "hosts.hosts.skiff.dev"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "hosts.skiff.dev", Scope: apiextensionsv1.NamespaceScoped,
-			Names:    apiextensionsv1.CustomResourceDefinitionNames{Plural: "hosts", Singular: "host", Kind: "Host", ListKind: "HostList"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{hostVersion("v1", "host", true), hostVersion("v2", "hostname", false)},
-			Conversion: &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
-				Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"},
-					ClientConfig: &apiextensionsv1.WebhookClientConfig{URL: ptr.To(srv.URL + "/convert"), CABundle: caBundle}}},
-		},
-	}
+	crd := hostCRD(srv.URL, caBundle)
 	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx(t), crd, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a CRD with a conversion webhook: %v", err)
 	}

@@ -257,13 +257,15 @@ func (c *Cacher) event(ev *clientv3.Event) (*etcd3.Event, error) {
 
 // apply records one event in the state and the window and hands it to the watchers.
 func (c *Cacher) apply(e *etcd3.Event) {
+	// Outside the lock: computing them may take long (a custom resource's
+	// may call its conversion webhook), and only this goroutine applies.
+	l, f := c.attrs(e.Object)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ev := &event{typ: e.Type, key: e.Key, rev: e.Revision}
 	if prev, ok := c.items[e.Key]; ok {
 		ev.prev = prev
 	}
-	l, f := c.attrs(e.Object)
 	ev.cur = &element{key: e.Key, obj: e.Object, labels: l, fields: f}
 	if e.Type == watch.Deleted {
 		delete(c.items, e.Key)
