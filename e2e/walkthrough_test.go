@@ -86,6 +86,20 @@ func nodeAddress(t *testing.T) {
 	run(t, "ip", "addr", "add", walkNodeIP+"/24", "dev", "node0")
 	run(t, "ip", "link", "set", "node0", "up")
 	run(t, "ip", "link", "set", "node0p", "up")
+	// The snapshot taken before make up must not catch the pair's carrier
+	// still coming up: its routes would read "linkdown" there and not
+	// after make down.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		carrier, err := os.ReadFile("/sys/class/net/node0/carrier")
+		if err == nil && strings.TrimSpace(string(carrier)) == "1" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node0's carrier is not up after 30s: %q, %v", carrier, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // script runs bash with args in the repository with this SKIFF_HOME and
