@@ -326,17 +326,23 @@ func denialError(a *admission.Attributes, d denial) error {
 }
 
 // forbiddenName is the name upstream's admission.NewForbidden gives: the
+// request's (a CONNECT request's pod, node or service), else the
 // object's name, else its generateName, else "Unknown" (a DELETE has no
-// object).
+// object); an object without metadata is "Unknown/errorGettingName".
 func forbiddenName(a *admission.Attributes) string {
+	if a.Name != "" {
+		return a.Name
+	}
 	if a.Object != nil {
-		if m, err := meta.Accessor(a.Object); err == nil {
-			if m.GetName() != "" {
-				return m.GetName()
-			}
-			if m.GetGenerateName() != "" {
-				return m.GetGenerateName()
-			}
+		m, err := meta.Accessor(a.Object)
+		if err != nil {
+			return "Unknown/errorGettingName"
+		}
+		if m.GetName() != "" {
+			return m.GetName()
+		}
+		if m.GetGenerateName() != "" {
+			return m.GetGenerateName()
 		}
 	}
 	return "Unknown"

@@ -306,13 +306,20 @@ func TestExempt(t *testing.T) {
 	}
 }
 
-// TestDenyDelete: a DELETE has no object, so upstream's Forbidden wording
-// names it "Unknown".
+// TestDenyDelete: a DELETE has no object; upstream's admission.NewForbidden
+// names the request's object (extractResourceName: the attributes' name
+// first), "Unknown" only when there is no name at all.
 func TestDenyDelete(t *testing.T) {
 	pl := newPlugin(t, nil, policy(nil, admissionregistrationv1.Validation{Expression: "oldObject.spec.replicas < 2"}), bindingOf(nil, admissionregistrationv1.Deny))
 	err := pl.Validate(context.Background(), replicas(3, admission.Delete))
-	want := `deployments.apps "Unknown" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed expression: oldObject.spec.replicas < 2`
+	want := `deployments.apps "web" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed expression: oldObject.spec.replicas < 2`
 	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+	unnamed := replicas(3, admission.Delete)
+	unnamed.Name = ""
+	err = pl.Validate(context.Background(), unnamed)
+	if want := strings.Replace(want, `"web"`, `"Unknown"`, 1); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
@@ -338,4 +345,34 @@ func TestConcurrentApplyAndValidate(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// TestDenyConnect: a policy on CONNECT pods/exec sees the options as the
+// object, and its denial names the pod, as upstream's.
+func TestDenyConnect(t *testing.T) {
+	pl := newPlugin(t, nil, policy(func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+		s.MatchConstraints.ResourceRules = []admissionregistrationv1.NamedRuleWithOperations{
+			rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Connect}, []string{""}, all, []string{"pods/exec"})}
+	}, admissionregistrationv1.Validation{Expression: "object.kind == 'PodExecOptions' && !object.command.exists(c, c == 'rm')", Message: "no rm"}),
+		bindingOf(nil, admissionregistrationv1.Deny))
+	exec := func(command ...string) *admission.Attributes {
+		return &admission.Attributes{Operation: admission.Connect, Resource: corev1.SchemeGroupVersion.WithResource("pods"), Subresource: "exec",
+			Kind: corev1.SchemeGroupVersion.WithKind("PodExecOptions"), Namespace: "ns", Name: "p1",
+			Object: &corev1.PodExecOptions{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodExecOptions"}, Command: command, Stdout: true}}
+	}
+	if err := pl.Validate(context.Background(), exec("ls", "/")); err != nil {
+		t.Errorf("allowed exec: %v", err)
+	}
+	err := pl.Validate(context.Background(), exec("rm", "-rf", "/"))
+	want := `pods "p1" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: no rm`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+	// A rule on CREATE of pods/exec does not match CONNECT.
+	pl = newPlugin(t, nil, policy(func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+		s.MatchConstraints.ResourceRules = []admissionregistrationv1.NamedRuleWithOperations{rule(create, []string{""}, all, []string{"pods/exec"})}
+	}, admissionregistrationv1.Validation{Expression: "false"}), bindingOf(nil, admissionregistrationv1.Deny))
+	if err := pl.Validate(context.Background(), exec("rm")); err != nil {
+		t.Errorf("a CREATE rule on CONNECT: %v", err)
+	}
 }
