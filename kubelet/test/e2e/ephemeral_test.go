@@ -126,6 +126,18 @@ func TestEphemeralContainers(t *testing.T) {
 		t.Errorf("kubectl attach -c debugger ended without a polo line: %q", seen)
 	})
 
+	t.Run("kubectl debug -i with a target", func(t *testing.T) {
+		dctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(dctx, "kubectl", "--kubeconfig", e.ts.Kubeconfig, "-n", "default", "debug", "-i", "target",
+			"--image=busybox", "--target=app", "-c", "interactive", "--profile=legacy", "--", "sh")
+		cmd.Stdin = strings.NewReader("busybox ps\nexit 0\n")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "sleep 3601") {
+			t.Errorf("kubectl debug -i --target=app: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("kubectl debug without a target", func(t *testing.T) {
 		if out, err := kubectl("debug", "target", "--image=busybox", "-c", "loner", "--profile=legacy", "--", "busybox", "ps"); err != nil {
 			t.Fatalf("kubectl debug: %v\n%s", err, out)
@@ -154,8 +166,8 @@ func TestEphemeralContainers(t *testing.T) {
 			es := ephemeralStatus(q, "later")
 			return es != nil && es.State.Terminated != nil, fmt.Sprintf("%+v", q.Status.EphemeralContainerStatuses)
 		})
-		if n := len(e.podContainers(t, p.UID)); n != 4 {
-			t.Errorf("containers %d, want 4 (app, debugger, loner, later)", n)
+		if n := len(e.podContainers(t, p.UID)); n != 5 {
+			t.Errorf("containers %d, want 5 (app, debugger, interactive, loner, later)", n)
 		}
 		p = e.getPod(t, "target")
 		if es := ephemeralStatus(p, "loner"); es.State.Terminated == nil || es.RestartCount != 0 {
