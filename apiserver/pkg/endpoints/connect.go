@@ -1,7 +1,6 @@
 package endpoints
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -68,7 +67,8 @@ func connectOptions(q url.Values, s *registry.Store, sub, path string, hasPath b
 // the validating ones, with operation CONNECT, the subresource and the
 // options as the object (a mutating webhook may change them: the request
 // is served with what it leaves). A dryRun request is upstream's 400.
-func (h *Handler) admitConnect(ctx context.Context, r *http.Request, s *registry.Store, sub, ns, name string, opts runtime.Object) error {
+func (h *Handler) admitConnect(r *http.Request, s *registry.Store, sub, ns, name string, opts runtime.Object) error {
+	ctx := r.Context()
 	if len(r.URL.Query()["dryRun"]) != 0 {
 		return apierrors.NewBadRequest("dryRun is not supported")
 	}
@@ -93,7 +93,7 @@ func (h *Handler) admittedConnectOptions(r *http.Request, s *registry.Store, sub
 	if err != nil {
 		return nil, err
 	}
-	if err := h.admitConnect(r.Context(), r, s, sub, ns, name, opts); err != nil {
+	if err := h.admitConnect(r, s, sub, ns, name, opts); err != nil {
 		return nil, err
 	}
 	return opts, nil
