@@ -37,6 +37,7 @@ packages=(
 	k8s.io/api/node/v1
 	k8s.io/api/scheduling/v1
 	k8s.io/api/storage/v1
+	k8s.io/metrics/pkg/apis/metrics/v1beta1
 	k8s.io/apimachinery/pkg/apis/meta/v1
 	k8s.io/apimachinery/pkg/runtime
 	k8s.io/apimachinery/pkg/util/intstr
@@ -60,6 +61,7 @@ require (
 	k8s.io/api $(version k8s.io/api)
 	k8s.io/apimachinery $(version k8s.io/apimachinery)
 	k8s.io/kube-openapi $(version k8s.io/kube-openapi)
+	k8s.io/metrics $(version k8s.io/metrics)
 )
 EOF
 cat >"${scratch}/tools.go" <<'EOF'
@@ -70,6 +72,7 @@ package tools
 import (
 	_ "k8s.io/api/core/v1"
 	_ "k8s.io/kube-openapi/cmd/openapi-gen"
+	_ "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 )
 EOF
 : >"${scratch}/boilerplate.go.txt"

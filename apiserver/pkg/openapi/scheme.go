@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"skiff.dev/apiserver/pkg/api"
 )
@@ -20,9 +21,12 @@ const extensionGVK = "x-kubernetes-group-version-kind"
 
 // schemeBuilders register the API groups whose Go types have OpenAPI
 // definitions in package generated: the groups the API server serves
-// (api.AddToSchemeFuncs). generate.sh must list the same packages;
-// TestDefinitionsCoverScheme checks that it does.
-var schemeBuilders = api.AddToSchemeFuncs
+// (api.AddToSchemeFuncs) and the built-in metrics.k8s.io (package
+// metricsserver, which has a scheme of its own). generate.sh must list the
+// same packages; TestDefinitionsCoverScheme checks that it does.
+func schemeBuilders() []func(*runtime.Scheme) error {
+	return append(api.AddToSchemeFuncs(), metricsv1beta1.AddToScheme)
+}
 
 // registry knows the Go type behind every group-version-kind the definitions
 // cover, and names definitions the way the upstream API server does.

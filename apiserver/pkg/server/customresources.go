@@ -87,7 +87,7 @@ func (s *Server) runOpenAPIRebuilds(ctx context.Context) error {
 		if err != nil {
 			// A custom resource in a built-in group-version: build it all.
 			resources := append(append([]*registry.Resource{}, s.resources...), custom...)
-			spec, err = openapi.New(registry.OpenAPIResources(resources))
+			spec, err = openapi.New(s.openAPIResources(resources))
 		}
 		if err != nil {
 			logger.Error(err, "rebuilding the OpenAPI documents with the custom resources; serving the previous ones")

@@ -10,6 +10,8 @@ import (
 	"skiff.dev/apiserver/pkg/aggregator"
 	"skiff.dev/apiserver/pkg/endpoints"
 	"skiff.dev/apiserver/pkg/metricsserver"
+	"skiff.dev/apiserver/pkg/openapi"
+	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -99,4 +101,21 @@ func (d discoveryGroups) remoteMetrics(gs []aggregator.Group) bool {
 		}
 	}
 	return false
+}
+
+// openAPIResources are resources for the OpenAPI documents, with the
+// built-in metrics.k8s.io's NodeMetrics and PodMetrics (get and list, as
+// metrics-server serves them and publishes them in its OpenAPI, which
+// upstream's aggregator merges) when it is on.
+func (s *Server) openAPIResources(resources []*registry.Resource) []openapi.Resource {
+	out := registry.OpenAPIResources(resources)
+	if s.metricsAPI == nil {
+		return out
+	}
+	gv := metricsserver.SchemeGroupVersion
+	for _, r := range s.metricsAPI.ResourceList().APIResources {
+		out = append(out, openapi.Resource{Group: gv.Group, Version: gv.Version, Kind: r.Kind, Resource: r.Name,
+			Namespaced: r.Namespaced, Verbs: r.Verbs})
+	}
+	return out
 }

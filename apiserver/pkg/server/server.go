@@ -300,7 +300,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	if s.aggregator, err = s.newAggregator(o); err != nil {
 		return nil, err
 	}
-	s.openapi = openapi.NewDynamic(func() (*openapi.Spec, error) { return openapi.New(registry.OpenAPIResources(resources)) })
+	s.openapi = openapi.NewDynamic(func() (*openapi.Spec, error) { return openapi.New(s.openAPIResources(resources)) })
 	s.http = &http.Server{
 		Handler:           s.buildHandler(resources, s.openapi),
 		ReadHeaderTimeout: 30 * time.Second,
