@@ -11,7 +11,7 @@ COMMANDS := apiserver/cmd/skiff-apiserver controller-manager/cmd/skiff-controlle
 MODULES := apiserver component-base ctl controller-manager kubelet proxy dns scheduler e2e
 
 .PHONY: all build test test-unit test-integration test-e2e up down bench fuzz vet clean
-.PHONY: test-walkthrough test-multinode
+.PHONY: test-walkthrough test-multinode bench-tracing
 .PHONY: conformance
 
 all: build
@@ -71,6 +71,14 @@ test-walkthrough: build
 # not part of make test.
 test-multinode: build
 	cd e2e && $(GO) test -tags multinode -count=1 -timeout 20m -v -run 'TestMultiNode' .
+
+# The cost of tracing on pod start through the whole path (e2e/
+# tracingbench_test.go): seed 003's ReplicaSet of 50 pods on a fresh
+# cluster, without and with --tracing-endpoint on every daemon, in 3
+# alternating pairs (SKIFF_BENCH_PAIRS, SKIFF_BENCH_REPLICAS). About 10
+# minutes, as root: not part of make test. docs/benchmarks.md records it.
+bench-tracing:
+	cd e2e && $(GO) test -tags tracingbench -count=1 -timeout 60m -v -run 'TestTracingCost' .
 
 # Upstream's conformance suite (e2e.test v1.32.4, built from the Go module
 # proxy) against the cluster of `make up`; FOCUS=<regexp> runs a subset.
