@@ -215,8 +215,8 @@ func watchEvents(t *testing.T, what, version string, w watch.Interface, hosts ma
 // stored at v1, which has spec.host) selects the objects converted to that
 // version, in lists (paged too) and watches: their initial events, and
 // updates that move an object into or out of the selection, for a watch
-// that saw the object enter and one started at a list's resourceVersion,
-// as upstream's conformance test "CustomResourceFieldSelectors MUST list
+// that saw the object enter and one started at a list's resourceVersion;
+// and deletecollection, as upstream's conformance test "CustomResourceFieldSelectors MUST list
 // and watch custom resources matching the field selector" does.
 func TestCustomResourceFieldSelectorsAfterConversion(t *testing.T) {
 	_, _, dyn := startHosts(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
@@ -332,5 +332,12 @@ func TestCustomResourceFieldSelectorsAfterConversion(t *testing.T) {
 
 	if l, err := hosts(hostsV2).List(ctx(t), metav1.ListOptions{FieldSelector: "spec.hostname=" + db}); err != nil || !slices.Equal(names(l), []string{"w2"}) {
 		t.Errorf("list at v2 with spec.hostname=%s: %v, %v", db, err, l)
+	}
+	// A deletecollection selects as a list does.
+	if err := hosts(hostsV2).DeleteCollection(ctx(t), metav1.DeleteOptions{}, webV2); err != nil {
+		t.Fatalf("deletecollection at v2 with %s: %v", webV2.FieldSelector, err)
+	}
+	if l, err := hosts(hostsV1).List(ctx(t), metav1.ListOptions{}); err != nil || !slices.Equal(names(l), []string{"w2"}) {
+		t.Errorf("left after deletecollection at v2 with %s: %v, %v", webV2.FieldSelector, err, l)
 	}
 }
