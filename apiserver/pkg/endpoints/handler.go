@@ -228,12 +228,12 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 			h.patch(w, r, s, ns, name, "", s.R.Strategy)
 		case sub == "" && r.Method == http.MethodDelete:
 			h.delete(w, r, s, ns, name)
-		case sub == registry.SubStatus && r.Method == http.MethodGet:
+		case s.R.ObjectSubresource(sub) != nil && r.Method == http.MethodGet:
 			h.get(w, r, s, ns, name)
-		case sub == registry.SubStatus && r.Method == http.MethodPut:
-			h.update(w, r, s, ns, name, sub, s.R.StatusStrategy)
-		case sub == registry.SubStatus && r.Method == http.MethodPatch:
-			h.patch(w, r, s, ns, name, sub, s.R.StatusStrategy)
+		case s.R.ObjectSubresource(sub) != nil && r.Method == http.MethodPut:
+			h.update(w, r, s, ns, name, sub, s.R.ObjectSubresource(sub))
+		case s.R.ObjectSubresource(sub) != nil && r.Method == http.MethodPatch:
+			h.patch(w, r, s, ns, name, sub, s.R.ObjectSubresource(sub))
 		case sub == registry.SubScale && (r.Method == http.MethodGet || r.Method == http.MethodPut || r.Method == http.MethodPatch):
 			h.scale(w, r, s, ns, name)
 		case sub == registry.SubBinding && r.Method == http.MethodPost:
@@ -250,18 +250,6 @@ func (h *Handler) item(s *registry.Store, sub string) http.Handler {
 			h.proxy(w, r, s, ns, name)
 		case isConnect(sub) && (r.Method == http.MethodGet || r.Method == http.MethodPost):
 			h.podConnect(w, r, s, ns, name, sub)
-		case sub == registry.SubApproval && r.Method == http.MethodGet:
-			h.get(w, r, s, ns, name)
-		case sub == registry.SubApproval && r.Method == http.MethodPut:
-			h.update(w, r, s, ns, name, sub, s.R.Approval)
-		case sub == registry.SubApproval && r.Method == http.MethodPatch:
-			h.patch(w, r, s, ns, name, sub, s.R.Approval)
-		case sub == registry.SubEphemeralContainers && r.Method == http.MethodGet:
-			h.get(w, r, s, ns, name)
-		case sub == registry.SubEphemeralContainers && r.Method == http.MethodPut:
-			h.update(w, r, s, ns, name, sub, s.R.EphemeralContainers)
-		case sub == registry.SubEphemeralContainers && r.Method == http.MethodPatch:
-			h.patch(w, r, s, ns, name, sub, s.R.EphemeralContainers)
 		default:
 			res := s.R.Resource
 			if sub != "" {

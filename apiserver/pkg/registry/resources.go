@@ -190,6 +190,21 @@ func (r *Resource) Subresources() []string {
 	return out
 }
 
+// ObjectSubresource is the strategy of sub when it is read and written as
+// the whole object by get, update and patch (status, approval,
+// ephemeralcontainers); nil for the others and the main resource.
+func (r *Resource) ObjectSubresource(sub string) rest.Strategy {
+	switch sub {
+	case SubStatus:
+		return r.StatusStrategy
+	case SubApproval:
+		return r.Approval
+	case SubEphemeralContainers:
+		return r.EphemeralContainers
+	}
+	return nil
+}
+
 // SubresourceInfo is what discovery and OpenAPI say about a subresource:
 // the kind it takes and returns, and its verbs.
 type SubresourceInfo struct {
