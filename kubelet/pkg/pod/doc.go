@@ -27,7 +27,10 @@
 // it computes the pod's status from what the runtime reports (ComputeStatus:
 // phase, conditions, container states as upstream's kubelet computes them)
 // and sends it when it changed. Init containers run one after the other
-// before the app containers; exited containers restart as the restart
+// before the app containers; ephemeral containers (added through
+// pods/ephemeralcontainers) start before both, whether or not the pod is
+// initialized, in their target container's PID namespace when they name
+// one, and are never restarted; exited containers restart as the restart
 // policy says, after upstream's back-off (0, 10 s, 20 s, ... 5 min). When
 // the pod reaches Succeeded or Failed, what it holds is released
 // (Lifecycle.Release: its sandbox, cgroup and volumes go) but its exited
