@@ -98,6 +98,11 @@ type Options struct {
 	// a SubjectAccessReview's allowed and denied decisions (upstream's
 	// --authorization-webhook-cache-authorized-ttl and -unauthorized-ttl).
 	AuthorizedTTL, UnauthorizedTTL time.Duration
+	// TokenWebhook lets in bearer tokens the API server's TokenReview
+	// knows, each answer remembered for TokenWebhookCacheTTL (upstream's
+	// --authentication-token-webhook and its -cache-ttl).
+	TokenWebhook         bool
+	TokenWebhookCacheTTL time.Duration
 	// LogDriver is the executable containerd's shim starts to write
 	// container logs; empty: this executable.
 	LogDriver string
@@ -138,6 +143,8 @@ func NewOptions() *Options {
 		Tracing:                   tracing.NewOptions(),
 		AuthorizedTTL:             server.DefaultAuthorizedTTL,
 		UnauthorizedTTL:           server.DefaultUnauthorizedTTL,
+		TokenWebhook:              true,
+		TokenWebhookCacheTTL:      server.DefaultTokenTTL,
 	}
 }
 
@@ -182,6 +189,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs the client certificates allowed to use the kubelet API (containerLogs, exec, portForward); empty: that API refuses every request.")
 	fs.DurationVar(&o.AuthorizedTTL, "authorization-webhook-cache-authorized-ttl", o.AuthorizedTTL, "How long an allowed SubjectAccessReview of a kubelet API request (nodes/metrics, nodes/stats, nodes/log, nodes/proxy) is remembered; 0: asked every time.")
 	fs.DurationVar(&o.UnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.UnauthorizedTTL, "How long a denied SubjectAccessReview of a kubelet API request is remembered; 0: asked every time.")
+	fs.BoolVar(&o.TokenWebhook, "authentication-token-webhook", o.TokenWebhook, "Let in kubelet API requests with a bearer token (a service account's, as Prometheus in a pod sends) that a TokenReview to the API server authenticates; they are then authorized with a SubjectAccessReview. Upstream's KubeletConfiguration default: true.")
+	fs.DurationVar(&o.TokenWebhookCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenWebhookCacheTTL, "How long a TokenReview's answer (authenticated or not) is remembered; 0: asked every time.")
 	fs.StringVar(&o.LogDriver, "log-driver", o.LogDriver, "The executable containerd's shim starts as a container's logging driver (run as '<exe> skiff-log-driver <file>'); empty: skiff-log-driver next to this executable, else this executable.")
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the node status is computed (and sent when it changed).")
 	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "How often the node status is sent when it did not change.")
@@ -270,6 +279,9 @@ func (o *Options) Validate() error {
 	}
 	if o.NodeStatusUpdateFrequency <= 0 || o.NodeStatusReportFrequency <= 0 || o.SyncFrequency <= 0 {
 		errs = append(errs, errors.New("frequencies must be positive"))
+	}
+	if o.TokenWebhookCacheTTL < 0 {
+		errs = append(errs, fmt.Errorf("--authentication-token-webhook-cache-ttl %v must not be negative", o.TokenWebhookCacheTTL))
 	}
 	if o.AuthorizedTTL < 0 || o.UnauthorizedTTL < 0 {
 		errs = append(errs, fmt.Errorf("--authorization-webhook-cache-authorized-ttl %v and --authorization-webhook-cache-unauthorized-ttl %v must not be negative", o.AuthorizedTTL, o.UnauthorizedTTL))

@@ -24,6 +24,7 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "zero frequency", change: func(o *Options) { o.SyncFrequency = 0 }, wantErr: "frequencies"},
 		{name: "bootstrap without kubeconfig", change: func(o *Options) { o.BootstrapKubeconfig = "b" }, wantErr: "--bootstrap-kubeconfig"},
 		{name: "negative authorization cache TTL", change: func(o *Options) { o.UnauthorizedTTL = -time.Second }, wantErr: "--authorization-webhook-cache-unauthorized-ttl"},
+		{name: "negative token cache TTL", change: func(o *Options) { o.TokenWebhookCacheTTL = -time.Second }, wantErr: "--authentication-token-webhook-cache-ttl"},
 		{name: "rotated serving and a fixed one", change: func(o *Options) { o.RotateServerCertificates, o.TLSCertFile, o.TLSKeyFile = true, "c", "k" }, wantErr: "--rotate-server-certificates"},
 	}
 	for _, tt := range tests {
@@ -58,7 +59,7 @@ func TestOptionsComplete(t *testing.T) {
 }
 
 // TestAuthorizationCacheFlags: upstream's flag names and defaults (5m
-// allowed, 30s denied).
+// allowed, 30s denied; tokens on, 2m).
 func TestAuthorizationCacheFlags(t *testing.T) {
 	o := NewOptions()
 	if o.AuthorizedTTL != 5*time.Minute || o.UnauthorizedTTL != 30*time.Second {
@@ -66,10 +67,14 @@ func TestAuthorizationCacheFlags(t *testing.T) {
 	}
 	fs := pflag.NewFlagSet("kubelet", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	if err := fs.Parse([]string{"--authorization-webhook-cache-authorized-ttl=1m", "--authorization-webhook-cache-unauthorized-ttl=0"}); err != nil {
+	if !o.TokenWebhook || o.TokenWebhookCacheTTL != 2*time.Minute {
+		t.Errorf("token webhook defaults %v %v, want true 2m", o.TokenWebhook, o.TokenWebhookCacheTTL)
+	}
+	if err := fs.Parse([]string{"--authorization-webhook-cache-authorized-ttl=1m", "--authorization-webhook-cache-unauthorized-ttl=0",
+		"--authentication-token-webhook=false", "--authentication-token-webhook-cache-ttl=10s"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.AuthorizedTTL != time.Minute || o.UnauthorizedTTL != 0 {
-		t.Errorf("parsed %v / %v, want 1m / 0", o.AuthorizedTTL, o.UnauthorizedTTL)
+	if o.AuthorizedTTL != time.Minute || o.UnauthorizedTTL != 0 || o.TokenWebhook || o.TokenWebhookCacheTTL != 10*time.Second {
+		t.Errorf("parsed %v / %v, %v %v; want 1m / 0, false 10s", o.AuthorizedTTL, o.UnauthorizedTTL, o.TokenWebhook, o.TokenWebhookCacheTTL)
 	}
 }

@@ -299,10 +299,15 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 		_ = rt.Close()
 		return nil, err
 	}
+	var authenticator server.Authenticator
+	if o.TokenWebhook {
+		authenticator = server.NewCachingAuthenticator(server.TokenReviewer{Client: client}, o.TokenWebhookCacheTTL, nil)
+	}
 	cfg.API = server.New(server.Options{
 		Pods: k, Runtime: rt, LogDir: filepath.Join(o.RootDir, "logs"), NetNSPath: network.NetNSPath,
 		NodeName: o.NodeName, Authorizer: server.NewCachingAuthorizer(server.SubjectAccessReviewer{Client: client}, o.AuthorizedTTL, o.UnauthorizedTTL, nil),
-		Metrics: promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}),
+		Authenticator: authenticator,
+		Metrics:       promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}),
 		Stats: stats.New(stats.Options{
 			NodeName: o.NodeName, Cgroups: cgroupStats, Pods: k.ActivePods, PodCgroup: cgroups.PodCgroup,
 			Containers:     func(ctx context.Context) ([]pod.Container, error) { return rt.ListContainers(ctx, "") },

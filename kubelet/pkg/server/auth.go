@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -31,6 +32,41 @@ func (a SubjectAccessReviewer) Authorize(ctx context.Context, user string, group
 		return false, "", err
 	}
 	return review.Status.Allowed, review.Status.Reason, nil
+}
+
+// Authenticator tells who a bearer token belongs to, as the API server
+// would (upstream's kubelet --authentication-token-webhook).
+type Authenticator interface {
+	AuthenticateToken(ctx context.Context, token string) (user string, groups []string, ok bool, err error)
+}
+
+// TokenReviewer asks the API server with a TokenReview.
+type TokenReviewer struct {
+	Client kubernetes.Interface
+}
+
+// AuthenticateToken creates a TokenReview of token.
+func (a TokenReviewer) AuthenticateToken(ctx context.Context, token string) (string, []string, bool, error) {
+	review, err := a.Client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+		Spec: authenticationv1.TokenReviewSpec{Token: token},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", nil, false, err
+	}
+	if !review.Status.Authenticated {
+		return "", nil, false, nil
+	}
+	return review.Status.User.Username, review.Status.User.Groups, true, nil
+}
+
+// bearerToken is the request's "Authorization: Bearer" token, if any.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
 }
 
 // requestAttributes are the attributes upstream's kubelet authorizes a

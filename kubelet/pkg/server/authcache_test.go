@@ -95,3 +95,102 @@ func TestScrapesAskOnce(t *testing.T) {
 		t.Errorf("10 scrapes 15s apart asked %d times, want 1", len(next.asked))
 	}
 }
+
+// fakeAuthenticator knows the tokens in users, and counts what it was
+// asked.
+type fakeAuthenticator struct {
+	users map[string]string
+	err   error
+	asked int
+}
+
+func (f *fakeAuthenticator) AuthenticateToken(_ context.Context, token string) (string, []string, bool, error) {
+	f.asked++
+	if f.err != nil {
+		return "", nil, false, f.err
+	}
+	user, ok := f.users[token]
+	return user, []string{"system:serviceaccounts"}, ok, nil
+}
+
+// TestCachingAuthenticator: a token's answer, known or not, is remembered
+// for the TTL; an error is not; a TTL of 0 asks every time.
+func TestCachingAuthenticator(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	next := &fakeAuthenticator{users: map[string]string{"good": "system:serviceaccount:monitoring:prometheus"}}
+	c := NewCachingAuthenticator(next, 2*time.Minute, clk)
+	check := func(token string, wantOK bool, wantAsked int) {
+		t.Helper()
+		user, groups, ok, err := c.AuthenticateToken(ctx, token)
+		if err != nil || ok != wantOK || (ok && (user != next.users[token] || len(groups) != 1)) {
+			t.Fatalf("token %q: %q %v %v %v, want ok %v", token, user, groups, ok, err, wantOK)
+		}
+		if next.asked != wantAsked {
+			t.Fatalf("token %q: the reviewer was asked %d times, want %d", token, next.asked, wantAsked)
+		}
+	}
+	check("good", true, 1)
+	check("good", true, 1)
+	check("bad", false, 2)
+	check("bad", false, 2)
+	clk.Step(2*time.Minute + time.Millisecond)
+	check("good", true, 3)
+	check("bad", false, 4)
+
+	next.err = errors.New("API server unreachable")
+	if _, _, _, err := c.AuthenticateToken(ctx, "other"); err == nil {
+		t.Fatal("the reviewer's error was not returned")
+	}
+	next.err = nil
+	check("other", false, 6)
+
+	c = NewCachingAuthenticator(next, 0, clk)
+	check("good", true, 7)
+	check("good", true, 8)
+}
+
+// TestBearerTokens: without a client certificate, a bearer token the
+// Authenticator knows is authorized as its user; an unknown token is 401,
+// an error 500, no token 401; with no Authenticator a token is not looked
+// at.
+func TestBearerTokens(t *testing.T) {
+	metrics := authorizationv1.ResourceAttributes{Verb: "get", Version: "v1", Resource: "nodes", Subresource: "metrics", Name: "n1"}
+	sa := "system:serviceaccount:monitoring:prometheus"
+	for _, tc := range []struct {
+		name, header string
+		authn        bool
+		authnErr     error
+		want         int
+	}{
+		{"known token", "Bearer good", true, nil, http.StatusTeapot},
+		{"lower-case scheme", "bearer good", true, nil, http.StatusTeapot},
+		{"unknown token", "Bearer bad", true, nil, http.StatusUnauthorized},
+		{"the reviewer fails", "Bearer good", true, errors.New("API server unreachable"), http.StatusInternalServerError},
+		{"no token", "", true, nil, http.StatusUnauthorized},
+		{"basic auth", "Basic Z29vZA==", true, nil, http.StatusUnauthorized},
+		{"no authenticator", "Bearer good", false, nil, http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			authz := &fakeAuthorizer{user: sa, allow: map[authorizationv1.ResourceAttributes]bool{metrics: true}}
+			o := Options{NodeName: "n1", Authorizer: authz}
+			if tc.authn {
+				o.Authenticator = &fakeAuthenticator{users: map[string]string{"good": sa}, err: tc.authnErr}
+			}
+			h := New(o).authorized(teapot("ok"))
+			r := httptest.NewRequest(http.MethodGet, "/metrics/resource", nil)
+			r.TLS = &tls.ConnectionState{}
+			if tc.header != "" {
+				r.Header.Set("Authorization", tc.header)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != tc.want {
+				t.Errorf("code %d (%s), want %d", w.Code, w.Body.String(), tc.want)
+			}
+			if wantAsked := tc.want == http.StatusTeapot; (len(authz.asked) == 1) != wantAsked {
+				t.Errorf("the authorizer was asked %v", authz.asked)
+			}
+		})
+	}
+}

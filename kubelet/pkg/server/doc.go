@@ -9,12 +9,13 @@
 //	GET /stats/summary, /metrics/resource, /metrics/cadvisor   (package stats)
 //
 // Every request must carry a client certificate that the cluster CA
-// signed. The API server's kubelet-client identity
-// (CN kube-apiserver-kubelet-client) and members of system:masters are
-// allowed; any other user is allowed what a SubjectAccessReview of
+// signed, or a bearer token that a TokenReview to the API server
+// authenticates (upstream's --authentication-token-webhook). The API
+// server's kubelet-client identity (CN kube-apiserver-kubelet-client) and
+// members of system:masters (by certificate) are allowed; any other user is allowed what a SubjectAccessReview of
 // nodes/proxy, nodes/metrics, nodes/stats or nodes/log on this node allows
-// it, as upstream's --authorization-mode Webhook, with its decisions
-// cached as upstream's webhook authorizer caches them (authcache.go).
+// it, as upstream's --authorization-mode Webhook, with the reviews'
+// answers cached as upstream's kubelet caches them (authcache.go).
 //
 // exec speaks the WebSocket channel protocols (v5.channel.k8s.io, with the
 // close signal, and v4.channel.k8s.io and older): channel 0 stdin, 1 stdout,

@@ -63,6 +63,10 @@ type Options struct {
 	// nil Authorizer: refused.
 	NodeName   string
 	Authorizer Authorizer
+	// Authenticator, when set, lets in a request without a client
+	// certificate that carries a bearer token it knows, as that user (then
+	// authorized by Authorizer); nil: only client certificates.
+	Authenticator Authenticator
 }
 
 // Stats is what the API needs of the stats provider.
@@ -108,20 +112,39 @@ func (s *Server) Register(mux *http.ServeMux) {
 // without one, 403 for another identity.
 func (s *Server) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-			http.Error(w, "Unauthorized: a client certificate signed by the cluster CA is required", http.StatusUnauthorized)
+		var user string
+		var groups []string
+		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
+			cert := r.TLS.VerifiedChains[0][0]
+			if allowed(cert) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			user, groups = cert.Subject.CommonName, cert.Subject.Organization
+		} else if token, ok := bearerToken(r); ok && s.o.Authenticator != nil {
+			name, gs, ok, err := s.o.Authenticator.AuthenticateToken(r.Context(), token)
+			if err != nil {
+				klog.FromContext(r.Context()).Error(err, "Authenticating a kubelet API request", "path", r.URL.Path)
+				http.Error(w, "Internal Server Error: authenticating the request: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			if !ok {
+				http.Error(w, "Unauthorized: the bearer token is not valid", http.StatusUnauthorized)
+				return
+			}
+			user, groups = name, gs
+		} else {
+			msg := "Unauthorized: a client certificate signed by the cluster CA is required"
+			if s.o.Authenticator != nil {
+				msg = "Unauthorized: a client certificate signed by the cluster CA or a bearer token is required"
+			}
+			http.Error(w, msg, http.StatusUnauthorized)
 			return
 		}
-		cert := r.TLS.VerifiedChains[0][0]
-		if allowed(cert) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		user := cert.Subject.CommonName
 		msg := fmt.Sprintf("Forbidden: user %q may not use the kubelet API", user)
 		if s.o.Authorizer != nil {
 			attrs := requestAttributes(s.o.NodeName, r)
-			ok, reason, err := s.o.Authorizer.Authorize(r.Context(), user, cert.Subject.Organization, attrs)
+			ok, reason, err := s.o.Authorizer.Authorize(r.Context(), user, groups, attrs)
 			if err != nil {
 				klog.FromContext(r.Context()).Error(err, "Authorizing a kubelet API request", "user", user, "path", r.URL.Path)
 				http.Error(w, "Internal Server Error: authorizing the request: "+err.Error(), http.StatusInternalServerError)
