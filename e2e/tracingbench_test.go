@@ -12,7 +12,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -339,3 +341,90 @@ func histogramQuantiles(t *testing.T, before, after histogram) (p50, p99 float64
 	}
 	return q(0.5), q(0.99)
 }
+
+// TestKubeletScrapeAuthz: the kubelet API's reviews under a
+// Prometheus-style scrape of /metrics/resource, SKIFF_BENCH_SCRAPES
+// (default 20) times over one kept-alive connection, by a user the kubelet
+// must ask about: with a client certificate (CN prometheus) and with a
+// service account's bearer token, both bound to deploy/prometheus/rbac.yaml's
+// ClusterRole. With the caches off (every TTL 0, the kubelet before its
+// caches) every scrape makes a SubjectAccessReview (and, with the token, a
+// TokenReview); with upstream's TTLs only the first does. The reviews are
+// counted by the API server's apiserver_request_total; the time is the
+// scrape's, at the client.
+func TestKubeletScrapeAuthz(t *testing.T) {
+	scrapes := envInt(t, "SKIFF_BENCH_SCRAPES", 20)
+	var rows []string
+	for _, cached := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cached=%v", cached), func(t *testing.T) {
+			c := startClusterWith(t, func(o *kubeletapp.Options) {
+				if !cached {
+					o.AuthorizedTTL, o.UnauthorizedTTL, o.TokenWebhookCacheTTL = 0, 0, 0
+				}
+			})
+			ttls := "0 / 0 / 0"
+			if cached {
+				ttls = "5m / 30s / 2m"
+			}
+			c.kubectl(t, "apply", "-f", filepath.Join("..", "deploy", "prometheus", "rbac.yaml"))
+			token := serviceAccountToken(t, c, "prometheus", true)
+			url := kubeletURL(t, c) + "/metrics/resource"
+			for _, cred := range []string{"client certificate", "bearer token"} {
+				client := prometheusClient(t, c, cred == "bearer token")
+				var sars, trs []int
+				var times []time.Duration
+				for i := 0; i < scrapes; i++ {
+					sar0, tr0 := reviewCounts(t, c)
+					req, _ := http.NewRequest(http.MethodGet, url, nil)
+					if cred == "bearer token" {
+						req.Header.Set("Authorization", "Bearer "+token)
+					}
+					start := time.Now()
+					resp, err := client.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					body, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					d := time.Since(start)
+					if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "node_cpu_usage_seconds_total") {
+						t.Fatalf("%s scrape %d: %s %.200s", cred, i, resp.Status, body)
+					}
+					// The API server counts a request as it ends, maybe
+					// after the kubelet has its answer: half a second for
+					// the count to show a review.
+					sar1, tr1 := sar0, tr0
+					_ = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 500*time.Millisecond, true, func(context.Context) (bool, error) {
+						sar1, tr1 = reviewCounts(t, c)
+						return sar1 > sar0 && (cred != "bearer token" || tr1 > tr0), nil
+					})
+					sars, trs, times = append(sars, sar1-sar0), append(trs, tr1-tr0), append(times, d)
+				}
+				sum := func(ns []int) (n int) {
+					for _, x := range ns {
+						n += x
+					}
+					return n
+				}
+				row := fmt.Sprintf("| %s | %s | %d / %d | %d / %d in %d | %.1f ms | %.1f / %.1f ms |", ttls, cred, sars[0], trs[0],
+					sum(sars[1:]), sum(trs[1:]), len(times)-1, ms(times[0]), ms(quantile(times[1:], 0.5)), ms(quantile(times[1:], 0.99)))
+				t.Log(row)
+				rows = append(rows, row)
+				wantTR := 0
+				if cred == "bearer token" {
+					wantTR = 1
+				}
+				wantRest := len(times) - 1
+				if cached {
+					wantRest = 0
+				}
+				if sars[0] != 1 || trs[0] != wantTR || sum(sars[1:]) != wantRest || sum(trs[1:]) != wantRest*wantTR {
+					t.Errorf("%s: reviews %v and token reviews %v; want 1 and %d on the first scrape, then %d and %d in all", cred, sars, trs, wantTR, wantRest, wantRest*wantTR)
+				}
+			}
+		})
+	}
+	t.Logf("\n| TTLs: allowed / denied / token | Credential | Reviews, first scrape: SAR / TokenReview | The other scrapes | First scrape | Other scrapes: p50 / p99 |\n|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
