@@ -74,6 +74,19 @@ type served struct {
 	stores      []*registry.Store
 	terminating *atomic.Bool
 	cancel      context.CancelFunc
+	// stale: the watch cache could not convert an object to read its
+	// selectable fields at a version; the stores are built again (and the
+	// cache filled again) after staleRetry(rebuilds), as upstream's cache of
+	// that version lists again after a failed conversion.
+	stale    atomic.Bool
+	rebuilds int
+}
+
+// staleRetry is how long after a failed conversion of its watch cache a
+// CRD's stores are built again: doubling from a second with each rebuild
+// for the same reason, up to a minute.
+func staleRetry(rebuilds int) time.Duration {
+	return min(time.Second<<min(rebuilds, 6), time.Minute)
 }
 
 // systemContext is the identity of the controller's own requests.
@@ -347,11 +360,15 @@ func signature(crd *apiextensionsv1.CustomResourceDefinition) string {
 func (c *Controller) ensureServed(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (bool, error) {
 	sig := signature(crd)
 	cur := c.serving[crd.Name]
+	rebuilds := 0
 	if cur != nil && cur.signature == sig {
-		cur.terminating.Store(crd.DeletionTimestamp != nil)
-		return false, nil
+		if !cur.stale.Load() {
+			cur.terminating.Store(crd.DeletionTimestamp != nil)
+			return false, nil
+		}
+		rebuilds = cur.rebuilds + 1
 	}
-	next, err := c.build(ctx, crd, sig)
+	next, err := c.build(ctx, crd, sig, rebuilds)
 	if err != nil {
 		return false, err
 	}
@@ -362,7 +379,7 @@ func (c *Controller) ensureServed(ctx context.Context, crd *apiextensionsv1.Cust
 	return true, nil
 }
 
-func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, sig string) (*served, error) {
+func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, sig string, rebuilds int) (*served, error) {
 	terminating := &atomic.Bool{}
 	terminating.Store(crd.DeletionTimestamp != nil)
 	sv := storageVersion(crd)
@@ -407,11 +424,15 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 			selectable = append(selectable, vfs[i])
 		}
 	}
+	s := &served{uid: crd.UID, signature: sig, terminating: terminating, rebuilds: rebuilds}
 	stored := *storageRow
-	stored.Fields = storedFields(selectable, conv)
+	stored.Fields = storedFields(selectable, conv, func() {
+		if s.stale.CompareAndSwap(false, true) && c.queue != nil {
+			c.queue.AddAfter(crd.Name, staleRetry(rebuilds))
+		}
+	})
 	inner, run := c.NewStorage(&stored)
 	storageGV := storageRow.GroupVersion()
-	s := &served{uid: crd.UID, signature: sig, terminating: terminating}
 	for i, v := range views {
 		view := registry.NewSharedStorage(inner, versionView(vfs[i], storageGV, v.r.ListKindName(), v.r.Namespaced, conv))
 		s.stores = append(s.stores, &registry.Store{R: v.r, Storage: view, Admission: c.Admission})

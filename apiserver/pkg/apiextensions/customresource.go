@@ -287,7 +287,7 @@ func versionView(v versionFields, storageGV schema.GroupVersion, listKind string
 	var storedAttrs storage.AttrFunc
 	if v.fields != nil {
 		fieldLabels = v.fieldLabels()
-		storedAttrs = rest.AttrFunc(namespaced, storedFields([]versionFields{v}, conv))
+		storedAttrs = v.storedAttrs(namespaced, conv)
 	}
 	return &rest.SharedStorage{
 		ToStored: func(obj runtime.Object) (runtime.Object, error) {

@@ -2,18 +2,21 @@ package apiextensions
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/registry/rest"
+	"skiff.dev/apiserver/pkg/storage"
 )
 
 // maxSelectableFields is upstream's limit per version.
@@ -74,14 +77,29 @@ func (v versionFields) fieldLabels() map[string]string {
 	return out
 }
 
+// storedFieldsAt returns the selectable fields of a stored object at v,
+// read from a copy converted to v (through the CRD's conversion) and
+// defaulted with v's schema, as a read at v returns the object: upstream's
+// store filters the objects it decoded to the requested version, so a
+// selector selects what a read at its version shows, whatever version the
+// object is stored at.
+func (v versionFields) storedFieldsAt(u *unstructured.Unstructured, conv converter) (fields.Set, error) {
+	c := u.DeepCopy()
+	if err := readAs([]*unstructured.Unstructured{c}, v.gv, v.sch, conv); err != nil {
+		return nil, err
+	}
+	set := fields.Set{}
+	for k, val := range v.fields(c) {
+		set[storedFieldKey(v.gv.Version, k)] = val
+	}
+	return set, nil
+}
+
 // storedFields returns the selectable fields of a stored object at every
-// version of vs, read from a copy converted to that version (through the
-// CRD's conversion) and defaulted with its schema, as a read at the version
-// returns the object: upstream's store filters the objects it decoded to
-// the requested version, so a selector selects what a read at its version
-// shows, whatever version the object is stored at. A copy that cannot be
-// converted has none of the version's fields.
-func storedFields(vs []versionFields, conv converter) rest.FieldsFunc {
+// version of vs (storedFieldsAt), for the watch cache. A version the object
+// cannot be converted to contributes none, and failed is called: the
+// cache's attributes of the object are wrong until it is read again.
+func storedFields(vs []versionFields, conv converter, failed func()) rest.FieldsFunc {
 	if len(vs) == 0 {
 		return nil
 	}
@@ -92,17 +110,40 @@ func storedFields(vs []versionFields, conv converter) rest.FieldsFunc {
 			return set
 		}
 		for _, v := range vs {
-			c := u.DeepCopy()
-			if err := readAs([]*unstructured.Unstructured{c}, v.gv, v.sch, conv); err != nil {
+			at, err := v.storedFieldsAt(u, conv)
+			if err != nil {
 				klog.Background().Error(err, "converting a custom resource for its selectable fields",
 					"namespace", u.GetNamespace(), "name", u.GetName(), "version", v.gv)
+				failed()
 				continue
 			}
-			for k, val := range v.fields(c) {
-				set[storedFieldKey(v.gv.Version, k)] = val
-			}
+			maps.Copy(set, at)
 		}
 		return set
+	}
+}
+
+// storedAttrs are the attributes a list read from etcd selects with at v:
+// labels, metadata.name and metadata.namespace, and v's selectable fields
+// of each stored object read at v. A failed conversion fails the list, as
+// upstream's (a 500 naming the webhook).
+func (v versionFields) storedAttrs(namespaced bool, conv converter) storage.AttrFunc {
+	meta := rest.AttrFunc(namespaced, nil)
+	return func(obj runtime.Object) (labels.Set, fields.Set, error) {
+		l, f, err := meta(obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil, nil, fmt.Errorf("expected a custom resource, got %T", obj)
+		}
+		at, err := v.storedFieldsAt(u, conv)
+		if err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(f, at)
+		return l, f, nil
 	}
 }
 

@@ -62,7 +62,8 @@ func TestStoredFields(t *testing.T) {
 	}}
 	before := stored.DeepCopy()
 
-	got := storedFields([]versionFields{v1, v2}, renamingConverter{})(stored)
+	failed := 0
+	got := storedFields([]versionFields{v1, v2}, renamingConverter{}, func() { failed++ })(stored)
 	want := fields.Set{
 		"v1/spec.host": "web.example", "v1/spec.zone": "a",
 		"v2/spec.hostname": "web.example", "v2/spec.zone": "b",
@@ -73,10 +74,19 @@ func TestStoredFields(t *testing.T) {
 	if !reflect.DeepEqual(stored, before) {
 		t.Errorf("the stored object changed: %v", stored.Object)
 	}
-	if got := storedFields([]versionFields{v2}, renamingConverter{fail: true})(stored); len(got) != 0 {
-		t.Errorf("fields through a failing conversion: %v", got)
+	if got := storedFields([]versionFields{v2}, renamingConverter{fail: true}, func() { failed++ })(stored); len(got) != 0 || failed != 1 {
+		t.Errorf("fields through a failing conversion: %v, %d failures reported", got, failed)
 	}
-	if storedFields(nil, renamingConverter{}) != nil {
+	// A list from etcd fails instead.
+	if _, _, err := v2.storedAttrs(true, renamingConverter{fail: true})(stored); err == nil {
+		t.Error("a list's attributes through a failing conversion: no error")
+	}
+	l, f, err := v2.storedAttrs(true, renamingConverter{})(stored)
+	if err != nil || !reflect.DeepEqual(f, fields.Set{"metadata.name": "web", "metadata.namespace": "default",
+		"v2/spec.hostname": "web.example", "v2/spec.zone": "b"}) || len(l) != 0 {
+		t.Errorf("a list's attributes at v2: %v %v %v", l, f, err)
+	}
+	if storedFields(nil, renamingConverter{}, nil) != nil {
 		t.Error("no selectable fields at any version should need no attributes")
 	}
 	labels := v2.fieldLabels()

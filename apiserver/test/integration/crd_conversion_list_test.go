@@ -12,6 +12,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,10 +39,11 @@ func hostField(version string) string {
 
 // startHosts starts a server with the Hosts CRD (changed first by
 // customize) and its conversion webhook on loopback.
-func startHosts(t *testing.T, customize func(*apiextensionsv1.CustomResourceDefinition)) (*testserver.TestServer, *apiextensionsclient.Clientset, *dynamic.DynamicClient) {
+func startHosts(t *testing.T, customize func(*apiextensionsv1.CustomResourceDefinition)) (*testserver.TestServer, *hostWebhook, *apiextensionsclient.Clientset, *dynamic.DynamicClient) {
 	t.Helper()
 	ts := start(t, nil)
-	srv := httptest.NewTLSServer(&hostWebhook{})
+	hook := &hostWebhook{}
+	srv := httptest.NewTLSServer(hook)
 	t.Cleanup(srv.Close)
 	caBundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	ext, dyn := crdClients(t, ts)
@@ -53,7 +55,7 @@ func startHosts(t *testing.T, customize func(*apiextensionsv1.CustomResourceDefi
 		t.Fatal(err)
 	}
 	waitEstablished(t, ext, dyn, crd.Name, hostsV1)
-	return ts, ext, dyn
+	return ts, hook, ext, dyn
 }
 
 func hostObject(version, name, host string) *unstructured.Unstructured {
@@ -115,7 +117,7 @@ func storedAPIVersion(t *testing.T, ts *testserver.TestServer, name string) stri
 // homogeneous list of CRs" does) are each listed, got and watched at v1
 // and at v2 in the requested version's shape.
 func TestCustomResourceConversionMixedStorageVersions(t *testing.T) {
-	ts, ext, dyn := startHosts(t, nil)
+	ts, _, ext, dyn := startHosts(t, nil)
 	hosts := func(gvr schema.GroupVersionResource) dynamic.ResourceInterface {
 		return dyn.Resource(gvr).Namespace("default")
 	}
@@ -219,7 +221,7 @@ func watchEvents(t *testing.T, what, version string, w watch.Interface, hosts ma
 // and deletecollection, as upstream's conformance test "CustomResourceFieldSelectors MUST list
 // and watch custom resources matching the field selector" does.
 func TestCustomResourceFieldSelectorsAfterConversion(t *testing.T) {
-	_, _, dyn := startHosts(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
+	_, hook, _, dyn := startHosts(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
 		crd.Spec.Versions[0].SelectableFields = []apiextensionsv1.SelectableField{{JSONPath: ".spec.host"}}
 		crd.Spec.Versions[1].SelectableFields = []apiextensionsv1.SelectableField{{JSONPath: ".spec.hostname"}}
 	})
@@ -339,5 +341,26 @@ func TestCustomResourceFieldSelectorsAfterConversion(t *testing.T) {
 	}
 	if l, err := hosts(hostsV1).List(ctx(t), metav1.ListOptions{}); err != nil || !slices.Equal(names(l), []string{"w2"}) {
 		t.Errorf("left after deletecollection at v2 with %s: %v, %v", webV2.FieldSelector, err, l)
+	}
+
+	// An object written while the webhook fails (at the storage version,
+	// which needs no conversion): a list from etcd that would select on it
+	// fails as its read would; once the webhook answers again, the watch
+	// cache reads its fields at v2 again and selects it.
+	hook.fail.Store(true)
+	if _, err := hosts(hostsV1).Create(ctx(t), hostObject("v1", "late", web), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	paged = metav1.ListOptions{FieldSelector: webV2.FieldSelector, Limit: 10}
+	if _, err := hosts(hostsV2).List(ctx(t), paged); !apierrors.IsInternalError(err) {
+		t.Errorf("paged list at v2 with the webhook failing: %v, want a 500", err)
+	}
+	hook.fail.Store(false)
+	err = wait.PollUntilContextTimeout(ctx(t), 50*time.Millisecond, 30*time.Second, true, func(c context.Context) (bool, error) {
+		l, err := hosts(hostsV2).List(c, webV2)
+		return err == nil && slices.Equal(names(l), []string{"late"}), nil
+	})
+	if err != nil {
+		t.Errorf("late is never selected at v2 once the webhook answers: %v", err)
 	}
 }
