@@ -91,12 +91,13 @@ func nodeAddress(t *testing.T) {
 	// after make down.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		carrier, err := os.ReadFile("/sys/class/net/node0/carrier")
-		if err == nil && strings.TrimSpace(string(carrier)) == "1" {
+		// ip, not /sys/class/net: sysfs shows the host's namespace.
+		link, err := exec.Command("ip", "-o", "link", "show", "dev", "node0").CombinedOutput()
+		if err == nil && strings.Contains(string(link), "LOWER_UP") {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("node0's carrier is not up after 30s: %q, %v", carrier, err)
+			t.Fatalf("node0's carrier is not up after 30s: %s, %v", link, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
