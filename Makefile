@@ -55,6 +55,18 @@ up:
 down:
 	bash deploy/local-down.sh
 
+# Another node for make up's cluster on this machine, joined with a
+# bootstrap token: its own network namespace, containerd, kubelet and proxy
+# (deploy/local-node.sh; README.md, "Operating nodes"). NODE names it (default vm2);
+# make down removes it too.
+.PHONY: node-up node-down
+NODE ?= vm2
+node-up:
+	bash deploy/local-node.sh up $(NODE)
+
+node-down:
+	bash deploy/local-node.sh down $(NODE)
+
 # The README's walk-through as written, make up twice, make up's failures
 # and what make down leaves, in a network namespace of its own with a
 # SKIFF_HOME of its own (e2e/walkthrough_test.go). Several minutes, as root:

@@ -3,7 +3,8 @@
 # into the kernel and the filesystem outside $SKIFF_HOME: the pods'
 # containers, cgroups, network namespaces and mounts (local-path claims
 # included), the pod bridge, the traffic-safety routes and the proxy's
-# iptables chains. The certificates, etcd data, registry, local-path volumes
+# iptables chains; and the nodes make node-up added (local-node.sh down).
+# The certificates, etcd data, registry, local-path volumes
 # and logs in $SKIFF_HOME stay for the next make up.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -11,6 +12,11 @@ SKIFF_HOME="${SKIFF_HOME:-$ROOT/.skiff}"
 [ -d "$SKIFF_HOME/run" ] || exit 0
 SKIFF_HOME="$(cd "$SKIFF_HOME" && pwd)"
 export PATH="$PATH:/usr/sbin:/sbin"
+LOG_TAG="skiff down"
+# log, running, stop, remove_containers, kill_shims, remove_pod_netns,
+# unmount_under, remove_cgroups.
+# shellcheck source=deploy/local-lib.sh
+. "$ROOT/deploy/local-lib.sh"
 if [ "$(id -u)" -ne 0 ]; then
 	echo "skiff down: must run as root (it removes network namespaces, routes, iptables chains and mounts)" >&2
 	exit 1
@@ -27,25 +33,12 @@ if [ -f "$SKIFF_HOME/run/layout.env" ]; then
 	. "$SKIFF_HOME/run/layout.env"
 fi
 
-stop() {
-	local name="$1"
-	local pidfile="$SKIFF_HOME/run/$name.pid"
-	[ -e "$pidfile" ] || return 0
-	local pid
-	pid="$(cat "$pidfile")"
-	# Only our process: its command line names $SKIFF_HOME (a pid of a
-	# daemon long gone may be another program's now).
-	if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$SKIFF_HOME"; then
-		kill "$pid" 2>/dev/null
-		for _ in $(seq 1 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$pid" 2>/dev/null && sleep 0.2
-		echo "skiff down: stopped $name (pid $pid)"
-	fi
-	rm -f "$pidfile"
-}
+# The nodes of make node-up first, while the API server still runs: their
+# Node objects are deleted with them.
+for n in "$SKIFF_HOME"/nodes/*/node.env; do
+	[ -e "$n" ] || continue
+	SKIFF_HOME="$SKIFF_HOME" bash "$ROOT/deploy/local-node.sh" down "$(basename "$(dirname "$n")")"
+done
 
 # skiff-dns while the API server still runs: on a clean stop it deletes its
 # EndpointSlice of the kube-dns Service.
@@ -53,24 +46,9 @@ stop dns
 # The kubelet next: it leaves its containers running (a restarted kubelet
 # adopts them), so they are removed here, while containerd still runs.
 stop kubelet
-if [ -S "$CTRD_SOCK" ]; then
-	for ns in $(ctr --address "$CTRD_SOCK" namespaces list -q 2>/dev/null | grep '^skiff-'); do
-		for task in $(ctr --address "$CTRD_SOCK" -n "$ns" tasks list -q 2>/dev/null); do
-			ctr --address "$CTRD_SOCK" -n "$ns" tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true
-			ctr --address "$CTRD_SOCK" -n "$ns" tasks delete -f "$task" >/dev/null 2>&1 || true
-		done
-		for c in $(ctr --address "$CTRD_SOCK" -n "$ns" containers list -q 2>/dev/null); do
-			ctr --address "$CTRD_SOCK" -n "$ns" containers delete "$c" >/dev/null 2>&1 || true
-		done
-		echo "skiff down: removed the containers of containerd namespace $ns"
-	done
-fi
+remove_containers "$CTRD_SOCK"
 stop containerd
-# Shims whose containerd was killed before its tasks were removed: they
-# name this containerd's socket.
-for p in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $CTRD_SOCK( |$)" 2>/dev/null); do
-	kill -9 "$p" 2>/dev/null && echo "skiff down: killed a leftover shim (pid $p)"
-done
+kill_shims "$CTRD_SOCK"
 for f in "$SKIFF_HOME"/run/*.pid; do
 	[ -e "$f" ] || continue
 	stop "$(basename "$f" .pid)"
@@ -98,12 +76,7 @@ fi
 
 # Pod network namespaces and their IP leases.
 if [ -n "$NETNS_DIR" ]; then
-	for ns in "$NETNS_DIR"/*; do
-		[ -e "$ns" ] || continue
-		umount "$ns" 2>/dev/null || umount -l "$ns" 2>/dev/null
-		rm -f "$ns"
-	done
-	rmdir "$NETNS_DIR" 2>/dev/null
+	remove_pod_netns "$NETNS_DIR"
 else
 	for ns in /var/run/netns/skiff-*; do
 		[ -e "$ns" ] || continue
@@ -119,22 +92,14 @@ ip route delete blackhole 10.244.0.0/16 2>/dev/null && echo "skiff down: removed
 # Mounts left by a killed containerd (rootfs of its tasks) and the pods'
 # volumes, local-path claims included (the kubelet leaves them for its next
 # start to adopt), deepest first.
-grep -o " $SKIFF_HOME/[^ ]*\| $CTRD_STATE/[^ ]*\| $CTRD_STATE " /proc/mounts | sed 's/^ //; s/ $//' | sort -r | while read -r m; do
-	umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-done
+unmount_under "$SKIFF_HOME" "$CTRD_STATE"
 rm -rf "$CTRD_STATE"
 
 # The pods' cgroups (kubepods under the kubelet's cgroup root; before
 # layout.env, kubepods at the top and containerd's namespace skiff-<node>):
 # empty now that the containers are gone.
 if [ "$CGROUP_ROOT" = / ]; then tops=(kubepods "skiff-$(hostname)"); else tops=("${CGROUP_ROOT#/}"); fi
-for h in /sys/fs/cgroup /sys/fs/cgroup/*; do
-	[ -d "$h" ] || continue
-	for top in "${tops[@]/#/$h/}"; do
-		[ -d "$top" ] || continue
-		find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null
-	done
-done
+remove_cgroups "${tops[@]}"
 rm -f "$SKIFF_HOME/run/layout.env"
 echo "skiff down: done"
 exit 0

@@ -34,16 +34,10 @@ DNS_IP=10.96.0.10
 export PATH="$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
 START=$SECONDS
 
-log() { echo "skiff up: $*"; }
-# die CAUSE [LOG]: the cause, the log to read and its last lines.
-die() {
-	echo "skiff up: $1" >&2
-	if [ -n "${2:-}" ]; then
-		echo "skiff up: see $2; its last lines:" >&2
-		tail -15 "$2" 2>/dev/null | sed 's/^/    /' >&2
-	fi
-	exit 1
-}
+LOG_TAG="skiff up"
+# log, die, ensure_packages, running, start, wait_for.
+# shellcheck source=deploy/local-lib.sh
+. "$ROOT/deploy/local-lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	die "must run as root: the kubelet makes network namespaces, bridges, cgroups and mounts, and the proxy writes iptables rules (try: sudo make up)"
@@ -53,10 +47,7 @@ SKIFF_HOME="$(cd "$SKIFF_HOME" && pwd)"
 
 # Node state outside $SKIFF_HOME: the default cluster keeps the historical
 # names; another SKIFF_HOME gets names of its own.
-suffix=""
-if [ "$SKIFF_HOME" != "$ROOT/.skiff" ]; then
-	suffix="-$(printf %s "$SKIFF_HOME" | sha256sum | cut -c1-8)"
-fi
+suffix="$(home_suffix)"
 CTRD_STATE="/run/skiff-containerd$suffix"
 CTRD_SOCK="$CTRD_STATE/containerd.sock"
 NETNS_DIR="/run/skiff-netns$suffix"
@@ -64,23 +55,8 @@ CGROUP_ROOT="/skiff$suffix"
 
 # 1. Packages. Each missing one is installed with apt-get; one that cannot be
 # is named with the reason.
-PACKAGES=(iproute2 iptables util-linux mount curl ca-certificates containerd runc
-	containernetworking-plugins docker-registry skopeo busybox-static)
-missing=()
-for p in "${PACKAGES[@]}"; do
-	[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-	APT_LOG="$SKIFF_HOME/logs/apt.log"
-	log "installing ${missing[*]} (apt-get, log $APT_LOG)"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q >>"$APT_LOG" 2>&1 || log "apt-get update failed (see $APT_LOG); trying the package lists there are"
-	for p in "${missing[@]}"; do
-		if ! apt-get install -y -q --no-install-recommends "$p" >>"$APT_LOG" 2>&1; then
-			die "cannot install the Debian package $p: $(grep -E '^E: ' "$APT_LOG" | tail -1)" "$APT_LOG"
-		fi
-	done
-fi
+ensure_packages iproute2 iptables util-linux mount curl ca-certificates containerd runc \
+	containernetworking-plugins docker-registry skopeo busybox-static
 
 # 2. Build.
 if [ "${SKIFF_SKIP_BUILD:-}" != 1 ]; then
@@ -94,18 +70,9 @@ for b in skiff-apiserver skiff-controller-manager skiff-scheduler skiff-kubelet 
 	[ -x "$BIN/$b" ] || die "$BIN/$b is missing: run without SKIFF_SKIP_BUILD=1"
 done
 
-# running NAME: its process (pid file) runs, and is ours: its command line
-# names $SKIFF_HOME.
-running() {
-	local pidfile="$SKIFF_HOME/run/$1.pid" pid
-	[ -f "$pidfile" ] || return 1
-	pid="$(cat "$pidfile")"
-	[ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$SKIFF_HOME"
-}
-
 # 3. Ports: every daemon that is not running yet needs its ports free.
 NODE="$(hostname)"
-NODE_IP="$(ip -4 -o addr show scope global up | awk '$2 != "skiff0" && $2 != "skiff-svc0" { split($4, a, "/"); print a[1]; exit }')"
+NODE_IP="$(ip -4 -o addr show scope global up | awk '$2 != "skiff0" && $2 != "skiff-svc0" && $2 != "skiff-nodes0" { split($4, a, "/"); print a[1]; exit }')"
 [ -n "$NODE_IP" ] || die "no global IPv4 address on this machine for the node (ip -4 addr show scope global up shows none)"
 declare -A PORTS=(
 	[apiserver]="tcp:$PORT" [controller-manager]="tcp:10257" [scheduler]="tcp:10259"
@@ -151,36 +118,6 @@ on_exit() {
 	fi
 }
 trap on_exit EXIT
-
-start() {
-	local name="$1"
-	shift
-	if running "$name"; then
-		log "$name already running (pid $(cat "$SKIFF_HOME/run/$name.pid"))"
-		return
-	fi
-	echo "--- $(date -u +%FT%TZ) started by make up" >>"$SKIFF_HOME/logs/$name.log"
-	nohup "$@" >>"$SKIFF_HOME/logs/$name.log" 2>&1 </dev/null &
-	echo $! >"$SKIFF_HOME/run/$name.pid"
-	log "$name started (pid $!), log $SKIFF_HOME/logs/$name.log"
-}
-
-# wait_for NAME SECONDS WHAT COMMAND...: run COMMAND until it succeeds; fail
-# when NAME exits or at the deadline.
-wait_for() {
-	local name="$1" secs="$2" what="$3"
-	shift 3
-	local deadline=$((SECONDS + secs))
-	until "$@" >/dev/null 2>&1; do
-		if [ -n "$name" ] && ! running "$name"; then
-			die "$name exited while starting" "$SKIFF_HOME/logs/$name.log"
-		fi
-		if [ "$SECONDS" -ge "$deadline" ]; then
-			die "$what: not after ${secs}s" "$SKIFF_HOME/logs/${name:-kubelet}.log"
-		fi
-		sleep 0.2
-	done
-}
 
 # 4. Certificates and kubeconfigs (kept when already there and right).
 "$BIN/skiffctl" certs --dir "$SKIFF_HOME/pki" --kubeconfig-dir "$SKIFF_HOME" \
@@ -236,16 +173,7 @@ log "controller manager and scheduler healthy"
 # containerd of the machine's; started unless one answers on that socket.
 CTRD="$SKIFF_HOME/containerd"
 mkdir -p "$CTRD"
-cat >"$CTRD/config.toml" <<CONF
-version = 2
-root = "$CTRD/root"
-state = "$CTRD_STATE"
-disabled_plugins = ["io.containerd.grpc.v1.cri"]
-[grpc]
-  address = "$CTRD_SOCK"
-[ttrpc]
-  address = "$CTRD_SOCK.ttrpc"
-CONF
+containerd_config "$CTRD/config.toml" "$CTRD/root" "$CTRD_STATE" "$CTRD_SOCK"
 if running containerd || ! ctr --address "$CTRD_SOCK" version >/dev/null 2>&1; then
 	start containerd containerd --config "$CTRD/config.toml"
 	wait_for containerd 30 "containerd does not answer on $CTRD_SOCK" ctr --address "$CTRD_SOCK" version
@@ -325,13 +253,14 @@ ip route replace blackhole "$CLUSTER_CIDR"
 # The proxy before the kubelet: at its start it routes the service range to
 # its local interface skiff-svc0, masquerades pod egress and installs the
 # egress guard, all before the first pod starts; /healthz answers once that
-# is in place.
+# is in place. Cluster traffic may leave by the pod bridge and by
+# skiff-nodes0, the bridge to the nodes of make node-up (local-node.sh).
 start proxy "$BIN/skiff-proxy" \
 	--kubeconfig "$SKIFF_HOME/proxy.kubeconfig" \
 	--hostname-override "$NODE" \
 	--cluster-cidr "$CLUSTER_CIDR" \
 	--service-cluster-ip-range "$SERVICE_CIDR" \
-	--egress-guard-allow-interfaces skiff0
+	--egress-guard-allow-interfaces skiff0,skiff-nodes0
 wait_for proxy 30 "the proxy is not healthy" curl -fsS http://127.0.0.1:10256/healthz
 log "proxy healthy; service range $SERVICE_CIDR routed to skiff-svc0, egress guard in place"
 

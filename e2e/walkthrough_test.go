@@ -525,6 +525,10 @@ spec:
 		t.Logf("%d mounts of the cluster before make down, e.g. %s", len(m), m[0])
 	}
 
+	// make node-up and node-down (nodeup_test.go); the node it adds again
+	// is left for make down.
+	nodeLeft := c.nodeUpStep(t)
+
 	// make down: nothing of the cluster is left.
 	out = step(4)
 	mustContain(t, out, "skiff down: stopped kubelet", "skiff down: removed the containers of containerd namespace", "skiff down: done")
@@ -532,6 +536,9 @@ spec:
 		t.Errorf("mounts left after make down:\n%s", strings.Join(m, "\n"))
 	}
 	c.sameAsBefore(t, before)
+	if s := nodeLeft(); s != "" {
+		t.Errorf("left of node %s after make down:\n%s", secondNode, s)
+	}
 }
 
 // mountsOfCluster are the lines of /proc/self/mountinfo whose mount point
