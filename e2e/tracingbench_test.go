@@ -10,6 +10,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +60,13 @@ type benchRun struct {
 	// spans is how many spans the collector received, the daemons'
 	// batches flushed as they stopped.
 	spans int
+	// others is the share of the cores that processes other than the
+	// benchmark's took during the burst.
+	others float64
+	// cpu is the CPU time the benchmark's processes (the daemons,
+	// containerd and the pods) took from the ReplicaSet's create until
+	// every pod was Ready.
+	cpu time.Duration
 }
 
 // TestTracingCost runs SKIFF_BENCH_PAIRS (default 3) pairs of runs, each a
@@ -91,20 +100,22 @@ func TestTracingCost(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| Run | Tracing | Load (1 min) | Created to Ready: p50 / p99 | ReplicaSet create to Ready: p50 / p99 | kubelet_pod_start_sli_duration_seconds: p50 / p99 | Spans exported |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n%s\n", benchMachine())
+	fmt.Fprintf(&b, "\n| Pair | Tracing | Load (1 min) | Others' CPU | The cluster's CPU | Created to Ready: p50 / p99 | ReplicaSet create to Ready: p50 / p99 | kubelet_pod_start_sli_duration_seconds: p50 / p99 | Spans exported |\n|---|---|---|---|---|---|---|---|---|\n")
 	for i, r := range runs {
 		fmt.Fprintf(&b, "%s\n", r.row(i/2+1))
 	}
 	for _, on := range []bool{false, true} {
-		var p50, p99, rs50, rs99 []time.Duration
+		var p50, p99, rs50, rs99, cpu []time.Duration
 		for _, r := range runs {
 			if r.tracing == on {
+				cpu = append(cpu, r.cpu)
 				p50, p99 = append(p50, quantile(r.createdToReady, 0.5)), append(p99, quantile(r.createdToReady, 0.99))
 				rs50, rs99 = append(rs50, quantile(r.rsToReady, 0.5)), append(rs99, quantile(r.rsToReady, 0.99))
 			}
 		}
-		fmt.Fprintf(&b, "median of the runs, tracing=%v: created to Ready %s / %s, ReplicaSet create to Ready %s / %s\n",
-			on, secs(quantile(p50, 0.5)), secs(quantile(p99, 0.5)), secs(quantile(rs50, 0.5)), secs(quantile(rs99, 0.5)))
+		fmt.Fprintf(&b, "median of the runs, tracing=%v: created to Ready %s / %s, ReplicaSet create to Ready %s / %s, the cluster's CPU %s\n",
+			on, secs(quantile(p50, 0.5)), secs(quantile(p99, 0.5)), secs(quantile(rs50, 0.5)), secs(quantile(rs99, 0.5)), secs(quantile(cpu, 0.5)))
 	}
 	t.Log(b.String())
 }
@@ -114,9 +125,97 @@ func (r benchRun) row(pair int) string {
 	if r.tracing {
 		onoff, spans = "on", strconv.Itoa(r.spans)
 	}
-	return fmt.Sprintf("| %d | %s | %s | %s / **%s** | %s / %s | %.2f / %.2f s | %s |", pair, onoff, r.load,
+	return fmt.Sprintf("| %d | %s | %s | %.0f%% | %.1f s | %s / **%s** | %s / %s | %.2f / %.2f s | %s |", pair, onoff, r.load, 100*r.others, r.cpu.Seconds(),
 		secs(quantile(r.createdToReady, 0.5)), secs(quantile(r.createdToReady, 0.99)),
 		secs(quantile(r.rsToReady, 0.5)), secs(quantile(r.rsToReady, 0.99)), r.sliP50, r.sliP99, spans)
+}
+
+// benchMachine describes where the figures were taken.
+func benchMachine() string {
+	field := func(path, key string) string {
+		b, _ := os.ReadFile(path)
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == key {
+				return strings.TrimSpace(v)
+			}
+		}
+		return "unknown"
+	}
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return fmt.Sprintf("%s, %s, %d cores, %s, %s, Linux %s", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		field("/proc/cpuinfo", "model name"), runtime.NumCPU(), field("/proc/meminfo", "MemTotal"), runtime.Version(),
+		strings.TrimSpace(string(kernel)))
+}
+
+// benchCPU is the machine's busy CPU time and the benchmark's at one
+// moment: this process (every daemon) and its children (containerd),
+// containerd's shims of the kubelet's namespace, and the processes in
+// its pods' cgroups.
+type benchCPU struct {
+	at         time.Time
+	busy, mine time.Duration
+}
+
+func sampleBenchCPU(ctrdNamespace string) benchCPU {
+	s := benchCPU{at: time.Now()}
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		// cpu user nice system idle iowait irq softirq steal
+		s.busy = ticks(strings.Fields(line), 2, 3, 4, 7, 8, 9)
+	}
+	entries, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	times := map[int]time.Duration{}
+	mine := map[int]bool{os.Getpid(): true}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 > len(b) {
+			continue
+		}
+		// After the command: state is field 3, ppid 4, utime and stime 14
+		// and 15, the waited-for children's 16 and 17.
+		f := strings.Fields(string(b[i+2:]))
+		if len(f) < 15 {
+			continue
+		}
+		parent[pid], _ = strconv.Atoi(f[1])
+		times[pid] = ticks(f, 14-2, 15-2, 16-2, 17-2)
+		if ctrdNamespace != "" {
+			cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			cg, _ := os.ReadFile("/proc/" + e.Name() + "/cgroup")
+			if bytes.Contains(cmd, []byte(ctrdNamespace)) || bytes.Contains(cg, []byte("/"+ctrdNamespace)) {
+				mine[pid] = true
+			}
+		}
+	}
+	for pid, d := range times {
+		for p, n := pid, 0; p > 1 && n < 64; p, n = parent[p], n+1 {
+			if mine[p] {
+				s.mine += d
+				break
+			}
+		}
+	}
+	return s
+}
+
+// otherShare is the share of the cores that processes other than the
+// benchmark's took between a and b.
+func otherShare(a, b benchCPU) float64 {
+	wall := b.at.Sub(a.at)
+	if wall <= 0 {
+		return 0
+	}
+	other := float64((b.busy-a.busy)-(b.mine-a.mine)) / float64(wall) / float64(runtime.NumCPU())
+	return max(other, 0)
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
@@ -186,6 +285,14 @@ func tracingCostRun(t *testing.T, seed *appsv1.ReplicaSet, replicas int32, r *be
 			},
 		}
 	}
+	customize := co.kubelet
+	var ctrdNamespace string
+	co.kubelet = func(o *kubeletapp.Options) {
+		if customize != nil {
+			customize(o)
+		}
+		ctrdNamespace = o.ContainerdNamespace
+	}
 	c := startClusterOpts(t, co)
 	ctx := context.Background()
 	ns := seed.Namespace
@@ -218,6 +325,7 @@ func tracingCostRun(t *testing.T, seed *appsv1.ReplicaSet, replicas int32, r *be
 
 	rs := seed.DeepCopy()
 	rs.Spec.Replicas = ptr.To(replicas)
+	cpu0 := sampleBenchCPU(ctrdNamespace)
 	start := time.Now()
 	if _, err := c.client.AppsV1().ReplicaSets(ns).Create(ctx, rs, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -248,6 +356,8 @@ func tracingCostRun(t *testing.T, seed *appsv1.ReplicaSet, replicas int32, r *be
 			t.Fatalf("%d of %d pods Ready after 5 minutes", len(ready), replicas)
 		}
 	}
+	cpu1 := sampleBenchCPU(ctrdNamespace)
+	r.others, r.cpu = otherShare(cpu0, cpu1), cpu1.mine-cpu0.mine
 	for name, at := range ready {
 		r.createdToReady = append(r.createdToReady, at.Sub(added[name]))
 		r.rsToReady = append(r.rsToReady, at.Sub(start))
@@ -424,7 +534,7 @@ func TestKubeletScrapeAuthz(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("\n| TTLs: allowed / denied / token | Credential | Reviews, first scrape: SAR / TokenReview | The other scrapes | First scrape | Other scrapes: p50 / p99 |\n|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+	t.Logf("\n%s\n\n| TTLs: allowed / denied / token | Credential | Reviews, first scrape: SAR / TokenReview | The other scrapes | First scrape | Other scrapes: p50 / p99 |\n|---|---|---|---|---|---|\n%s", benchMachine(), strings.Join(rows, "\n"))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
