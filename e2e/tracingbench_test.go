@@ -130,21 +130,11 @@ func (r benchRun) row(pair int) string {
 		secs(quantile(r.rsToReady, 0.5)), secs(quantile(r.rsToReady, 0.99)), r.sliP50, r.sliP99, spans)
 }
 
-// benchMachine describes where the figures were taken.
+// benchMachine describes where the figures were taken: TestPrometheus's
+// summary without its Prometheus version.
 func benchMachine() string {
-	field := func(path, key string) string {
-		b, _ := os.ReadFile(path)
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == key {
-				return strings.TrimSpace(v)
-			}
-		}
-		return "unknown"
-	}
-	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	return fmt.Sprintf("%s, %s, %d cores, %s, %s, Linux %s", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		field("/proc/cpuinfo", "model name"), runtime.NumCPU(), field("/proc/meminfo", "MemTotal"), runtime.Version(),
-		strings.TrimSpace(string(kernel)))
+	summary, _, _ := strings.Cut(machineSummary(), "; ")
+	return summary
 }
 
 // benchCPU is the machine's busy CPU time and the benchmark's at one
