@@ -87,7 +87,7 @@ test-multinode: build
 # The cost of tracing on pod start through the whole path (e2e/
 # tracingbench_test.go): seed 003's ReplicaSet of 50 pods on a fresh
 # cluster, without and with --tracing-endpoint on every daemon, in 3
-# alternating pairs (SKIFF_BENCH_PAIRS, SKIFF_BENCH_REPLICAS). About 10
+# alternating pairs (SKIFF_BENCH_PAIRS, SKIFF_BENCH_REPLICAS). Two to four
 # minutes, as root: not part of make test. docs/benchmarks.md records it.
 bench-tracing:
 	cd e2e && $(GO) test -tags tracingbench -count=1 -timeout 60m -v -run 'TestTracingCost' .
