@@ -66,8 +66,8 @@ func NodeRules() []rbacv1.PolicyRule {
 	}, eventRules()...)
 }
 
-// BootstrapClusterRoles are the roles the components need, as upstream
-// names them.
+// BootstrapClusterRoles are the roles the components need, and upstream's
+// user-facing admin, edit and view, as upstream names them.
 func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 	cr := func(name string, rules ...rbacv1.PolicyRule) *rbacv1.ClusterRole {
 		return &rbacv1.ClusterRole{ObjectMeta: bootstrapMeta(name), Rules: rules}
@@ -106,7 +106,7 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		rule([]string{"list"}, []string{"metrics.k8s.io"}, "pods"),
 		rule([]string{"get", "list"}, []string{"custom.metrics.k8s.io", "external.metrics.k8s.io"}, "*"),
 	}, eventRules()...)
-	return []*rbacv1.ClusterRole{
+	return append([]*rbacv1.ClusterRole{
 		cr("cluster-admin",
 			rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
 			rbacv1.PolicyRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}),
@@ -172,7 +172,7 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		cr("system:certificates.k8s.io:kube-apiserver-client-kubelet-approver", signerRule("approve", "kubernetes.io/kube-apiserver-client-kubelet")),
 		cr("system:certificates.k8s.io:kubelet-serving-approver", signerRule("approve", "kubernetes.io/kubelet-serving")),
 		cr("system:certificates.k8s.io:legacy-unknown-approver", signerRule("approve", "kubernetes.io/legacy-unknown")),
-	}
+	}, aggregatedUserRoles()...)
 }
 
 // The roles a CSR's requester needs for the controller manager to approve
@@ -198,7 +198,7 @@ func signerRule(verb string, signers ...string) rbacv1.PolicyRule {
 func aggregatedMetricsReader() *rbacv1.ClusterRole {
 	meta := bootstrapMeta("system:aggregated-metrics-reader")
 	for _, to := range []string{"view", "edit", "admin"} {
-		meta.Labels["rbac.authorization.k8s.io/aggregate-to-"+to] = "true"
+		meta.Labels[AggregateToLabel(to)] = "true"
 	}
 	return &rbacv1.ClusterRole{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{rule(read, []string{"metrics.k8s.io"}, "pods", "nodes")}}
 }

@@ -1,10 +1,12 @@
 package authz
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -135,9 +137,11 @@ func (x *bindingIndex) remove(name string) {
 
 // clusterRoleSet holds the ClusterRoles and, for each, the rules it grants:
 // its own, and for an aggregated ClusterRole also those of every
-// non-aggregated ClusterRole its selectors match, as upstream's aggregation
-// controller writes them. The granted rules are recomputed when a
-// ClusterRole changes, never while authorizing.
+// ClusterRole its selectors match, as upstream's aggregation controller
+// writes them; an aggregated ClusterRole that matches (edit, labelled
+// aggregate-to-admin) brings what it grants, so the chain admin, edit,
+// view holds before the controller has written it. The granted rules are
+// recomputed when a ClusterRole changes, never while authorizing.
 type clusterRoleSet struct {
 	roles map[string]*rbacv1.ClusterRole
 	// selectors of each aggregated ClusterRole (invalid ones left out).
@@ -150,7 +154,9 @@ func newClusterRoleSet() *clusterRoleSet {
 }
 
 // set records cr (nil: the ClusterRole called name is gone) and updates the
-// rules of every ClusterRole the change concerns.
+// rules of every ClusterRole the change concerns: itself, and the
+// aggregated ClusterRoles it fed before or feeds now, directly or through
+// other aggregated ClusterRoles.
 func (s *clusterRoleSet) set(name string, cr *rbacv1.ClusterRole) {
 	old := s.roles[name]
 	delete(s.selectors, name)
@@ -162,16 +168,25 @@ func (s *clusterRoleSet) set(name string, cr *rbacv1.ClusterRole) {
 		if cr.AggregationRule != nil {
 			s.selectors[name] = parseSelectors(cr.AggregationRule.ClusterRoleSelectors)
 		}
-		s.rules[name] = s.grantedRules(name, cr)
 	}
-	// A non-aggregated ClusterRole, before or after, feeds the aggregated
-	// ClusterRoles whose selectors match its labels.
-	for agg, sels := range s.selectors {
-		if agg == name {
+	affected := map[string]bool{name: cr != nil}
+	queue := []*rbacv1.ClusterRole{old, cr}
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
 			continue
 		}
-		if feeds(old, sels) || feeds(cr, sels) {
-			s.rules[agg] = s.grantedRules(agg, s.roles[agg])
+		for agg, sels := range s.selectors {
+			if !affected[agg] && agg != c.Name && feeds(c, sels) {
+				affected[agg] = true
+				queue = append(queue, s.roles[agg])
+			}
+		}
+	}
+	for n, ok := range affected {
+		if ok {
+			s.rules[n] = s.granted(n, map[string]bool{})
 		}
 	}
 }
@@ -186,10 +201,9 @@ func parseSelectors(in []metav1.LabelSelector) []labels.Selector {
 	return out
 }
 
-// feeds reports whether cr is a non-aggregated ClusterRole matching one of
-// sels.
+// feeds reports whether cr matches one of sels.
 func feeds(cr *rbacv1.ClusterRole, sels []labels.Selector) bool {
-	if cr == nil || cr.AggregationRule != nil {
+	if cr == nil {
 		return false
 	}
 	set := labels.Set(cr.Labels)
@@ -201,21 +215,32 @@ func feeds(cr *rbacv1.ClusterRole, sels []labels.Selector) bool {
 	return false
 }
 
-// grantedRules computes what the ClusterRole cr called name grants.
-func (s *clusterRoleSet) grantedRules(name string, cr *rbacv1.ClusterRole) []rbacv1.PolicyRule {
-	if cr.AggregationRule == nil {
+// granted computes what the ClusterRole called name grants. visiting holds
+// the aggregated ClusterRoles being computed: one met again (selectors that
+// select each other) brings only its own rules.
+func (s *clusterRoleSet) granted(name string, visiting map[string]bool) []rbacv1.PolicyRule {
+	cr := s.roles[name]
+	if cr.AggregationRule == nil || visiting[name] {
 		return cr.Rules
 	}
+	visiting[name] = true
+	defer delete(visiting, name)
 	sels := s.selectors[name]
 	rules := append([]rbacv1.PolicyRule(nil), cr.Rules...)
 	others := make([]string, 0, len(s.roles))
 	for other := range s.roles {
-		others = append(others, other)
+		if other != name && feeds(s.roles[other], sels) {
+			others = append(others, other)
+		}
 	}
 	sort.Strings(others)
 	for _, other := range others {
-		if other != name && feeds(s.roles[other], sels) {
-			rules = append(rules, s.roles[other].Rules...)
+		for _, r := range s.granted(other, visiting) {
+			// The controller's union in cr.Rules repeats what is
+			// gathered here; keep each rule once.
+			if !slices.ContainsFunc(rules, func(have rbacv1.PolicyRule) bool { return equality.Semantic.DeepEqual(have, r) }) {
+				rules = append(rules, r)
+			}
 		}
 	}
 	return rules

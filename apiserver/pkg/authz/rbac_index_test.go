@@ -75,13 +75,22 @@ func (r *referenceRBAC) reset(resource string) {
 }
 
 func (r *referenceRBAC) clusterRoleRules(name string) []rbacv1.PolicyRule {
+	return r.gather(name, map[string]bool{})
+}
+
+// gather is what the ClusterRole called name grants: its rules and those
+// of every ClusterRole its selectors match, aggregated ones through what
+// they grant, except one already being gathered (a cycle).
+func (r *referenceRBAC) gather(name string, visiting map[string]bool) []rbacv1.PolicyRule {
 	cr := r.clusterRoles[name]
 	if cr == nil {
 		return nil
 	}
-	if cr.AggregationRule == nil {
+	if cr.AggregationRule == nil || visiting[name] {
 		return cr.Rules
 	}
+	visiting[name] = true
+	defer delete(visiting, name)
 	rules := append([]rbacv1.PolicyRule(nil), cr.Rules...)
 	for _, sel := range cr.AggregationRule.ClusterRoleSelectors {
 		s, err := metav1.LabelSelectorAsSelector(&sel)
@@ -89,8 +98,8 @@ func (r *referenceRBAC) clusterRoleRules(name string) []rbacv1.PolicyRule {
 			continue
 		}
 		for _, other := range r.clusterRoles {
-			if other.Name != name && other.AggregationRule == nil && s.Matches(labels.Set(other.Labels)) {
-				rules = append(rules, other.Rules...)
+			if other.Name != name && s.Matches(labels.Set(other.Labels)) {
+				rules = append(rules, r.gather(other.Name, visiting)...)
 			}
 		}
 	}
@@ -230,6 +239,22 @@ func TestRBACIndexMatchesReference(t *testing.T) {
 		add(&rbacv1.ClusterRole{ObjectMeta: meta("", "agg2"), AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
 			{MatchLabels: map[string]string{"agg": "yes"}}}}}),
 		add(&rbacv1.RoleBinding{ObjectMeta: meta("other", "devs-agg2"), RoleRef: roleRef("ClusterRole", "agg2"), Subjects: []rbacv1.Subject{group("devs")}}),
+		// A chain as admin, edit, view: top aggregates mid (an aggregated
+		// role) which aggregates leaf; then mid and top select each other.
+		add(&rbacv1.ClusterRole{ObjectMeta: meta("", "top"), AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
+			{MatchLabels: map[string]string{"to": "top"}}}}}),
+		add(&rbacv1.ClusterRoleBinding{ObjectMeta: meta("", "nobody-top"), RoleRef: roleRef("ClusterRole", "top"), Subjects: []rbacv1.Subject{user("nobody")}}),
+		add(&rbacv1.ClusterRole{ObjectMeta: meta("", "mid", "to", "top"), AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
+			{MatchLabels: map[string]string{"to": "mid"}}}}}),
+		add(&rbacv1.ClusterRole{ObjectMeta: meta("", "leaf", "to", "mid"), Rules: []rbacv1.PolicyRule{rule([]string{"delete"}, []string{"apps"}, "deployments")}}),
+		modify(&rbacv1.ClusterRole{ObjectMeta: meta("", "leaf", "to", "mid"), Rules: []rbacv1.PolicyRule{rule([]string{"create"}, []string{""}, "secrets")}}),
+		add(&rbacv1.ClusterRole{ObjectMeta: meta("", "top-own", "to", "top"), Rules: []rbacv1.PolicyRule{rule([]string{"list"}, []string{""}, "configmaps")}}),
+		modify(&rbacv1.ClusterRole{ObjectMeta: meta("", "top", "to", "mid"), AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
+			{MatchLabels: map[string]string{"to": "top"}}}}, Rules: []rbacv1.PolicyRule{rule([]string{"watch"}, []string{""}, "services")}}),
+		add(&rbacv1.RoleBinding{ObjectMeta: meta("team", "carol-mid"), RoleRef: roleRef("ClusterRole", "mid"), Subjects: []rbacv1.Subject{user("carol")}}),
+		modify(&rbacv1.ClusterRole{ObjectMeta: meta("", "mid"), AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
+			{MatchLabels: map[string]string{"to": "mid"}}}}}),
+		remove(&rbacv1.ClusterRole{ObjectMeta: meta("", "leaf")}),
 		remove(&rbacv1.Role{ObjectMeta: meta("team", "writer")}),
 		remove(&rbacv1.ClusterRole{ObjectMeta: meta("", "pods-reader")}),
 		remove(&rbacv1.RoleBinding{ObjectMeta: meta("team", "builder-agg")}),

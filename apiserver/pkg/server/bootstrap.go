@@ -287,7 +287,7 @@ func (s *Server) ensureBootstrapPolicy(ctx context.Context) error {
 	for _, want := range authz.BootstrapClusterRoles() {
 		err := s.upsert(ctx, roles, "", want.Name, want, func(cur runtime.Object) bool {
 			c := cur.(*rbacv1.ClusterRole)
-			return c.Annotations[authz.AutoUpdateAnnotation] == "false" || equality.Semantic.DeepEqual(c.Rules, want.Rules)
+			return c.Annotations[authz.AutoUpdateAnnotation] == "false" || authz.ClusterRoleUpToDate(c, want)
 		})
 		if err != nil {
 			return fmt.Errorf("clusterrole %s: %w", want.Name, err)
