@@ -56,8 +56,9 @@ for role in "${roles[@]}"; do
 		;;
 	worker)
 		# skiff-log-driver lies next to skiff-kubelet: the kubelet hands it
-		# to containerd's shims as the containers' log writer.
-		bins+=(skiff-kubelet skiff-log-driver skiff-proxy skiff-dns skiffctl)
+		# to containerd's shims as the containers' log writer; skiff-pause
+		# too: the pause program of pods' sandbox containers.
+		bins+=(skiff-kubelet skiff-log-driver skiff-pause skiff-proxy skiff-dns skiffctl)
 		units+=(skiff-kubelet skiff-proxy skiff-dns)
 		configs+=(kubelet.yaml proxy.yaml dns.yaml)
 		;;

@@ -66,7 +66,7 @@ if [ "${SKIFF_SKIP_BUILD:-}" != 1 ]; then
 		die "the build failed" "$SKIFF_HOME/logs/build.log"
 fi
 BUILT=$SECONDS
-for b in skiff-apiserver skiff-controller-manager skiff-scheduler skiff-kubelet skiff-log-driver skiff-proxy skiff-dns skiffctl; do
+for b in skiff-apiserver skiff-controller-manager skiff-scheduler skiff-kubelet skiff-log-driver skiff-pause skiff-proxy skiff-dns skiffctl; do
 	[ -x "$BIN/$b" ] || die "$BIN/$b is missing: run without SKIFF_SKIP_BUILD=1"
 done
 

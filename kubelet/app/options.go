@@ -106,6 +106,9 @@ type Options struct {
 	// LogDriver is the executable containerd's shim starts to write
 	// container logs; empty: this executable.
 	LogDriver string
+	// PauseProgram is the program of pods' sandbox containers, whose PID
+	// namespace the containers of a pod with shareProcessNamespace share.
+	PauseProgram string
 
 	NodeStatusUpdateFrequency time.Duration
 	NodeStatusReportFrequency time.Duration
@@ -191,6 +194,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.UnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.UnauthorizedTTL, "How long a denied SubjectAccessReview of a kubelet API request is remembered; 0: asked every time.")
 	fs.BoolVar(&o.TokenWebhook, "authentication-token-webhook", o.TokenWebhook, "Let in kubelet API requests with a bearer token (a service account's, as Prometheus in a pod sends) that a TokenReview to the API server authenticates; they are then authorized with a SubjectAccessReview. Upstream's KubeletConfiguration default: true.")
 	fs.DurationVar(&o.TokenWebhookCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenWebhookCacheTTL, "How long a TokenReview's answer (authenticated or not) is remembered; 0: asked every time.")
+	fs.StringVar(&o.PauseProgram, "pause-program", o.PauseProgram, "The statically linked pause program of pods' sandbox containers (PID 1 of the PID namespace of a pod with shareProcessNamespace); empty: skiff-pause next to this executable.")
 	fs.StringVar(&o.LogDriver, "log-driver", o.LogDriver, "The executable containerd's shim starts as a container's logging driver (run as '<exe> skiff-log-driver <file>'); empty: skiff-log-driver next to this executable, else this executable.")
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the node status is computed (and sent when it changed).")
 	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "How often the node status is sent when it did not change.")
@@ -208,6 +212,9 @@ func (o *Options) Complete(hostname string) {
 	}
 	if o.LogDriver == "" {
 		o.LogDriver = defaultLogDriver()
+	}
+	if o.PauseProgram == "" {
+		o.PauseProgram = sibling(PauseName)
 	}
 	if o.CertDir == "" {
 		o.CertDir = filepath.Join(o.RootDir, "pki")
@@ -304,11 +311,28 @@ func defaultLogDriver() string {
 	if err != nil {
 		return ""
 	}
-	sibling := filepath.Join(filepath.Dir(exe), LogDriverName)
-	if st, err := os.Stat(sibling); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-		return sibling
+	if p := sibling(LogDriverName); p != "" {
+		return p
 	}
 	return exe
+}
+
+// PauseName is the pause program that make build puts next to
+// skiff-kubelet.
+const PauseName = "skiff-pause"
+
+// sibling is the executable name next to this executable, empty when it
+// is not there.
+func sibling(name string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(exe), name)
+	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		return p
+	}
+	return ""
 }
 
 // dnsConfigurer is the pods' resolv.conf maker from the DNS flags.

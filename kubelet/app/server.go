@@ -190,7 +190,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	regs.DisableDefaultEndpoint = regs.DisableDefaultEndpoint || o.DisableDefaultRegistryEndpoint
 	rt, err := containerd.New(containerd.Options{
 		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, Snapshotter: o.Snapshotter, Registries: regs,
-		LogDriver: o.LogDriver,
+		LogDriver: o.LogDriver, Pause: o.PauseProgram,
 	})
 	if err != nil {
 		return nil, err

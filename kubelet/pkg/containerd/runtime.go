@@ -50,6 +50,11 @@ type Runtime struct {
 	snapshotter string
 	registries  *images.Registries
 	logDriver   string
+	pause       string
+
+	// sbMu orders the making and removal of pods' sandbox containers
+	// (sandbox.go).
+	sbMu sync.Mutex
 
 	// images remembers the references already found present and
 	// unpacked, so a pod's start does not ask containerd again (skiff
@@ -77,6 +82,10 @@ type Options struct {
 	// a container's log file (logs.DriverMain); empty: the shim writes
 	// the raw output itself, without timestamps.
 	LogDriver string
+	// Pause is the pause program (skiff-pause, statically linked) that a
+	// pod's sandbox container runs, bind-mounted into an empty root
+	// filesystem; empty: pods with shareProcessNamespace cannot start.
+	Pause string
 }
 
 // New connects to containerd. It does not wait for containerd to answer.
@@ -94,7 +103,7 @@ func New(o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to containerd at %s: %w", o.Address, err)
 	}
-	return &Runtime{client: client, namespace: o.Namespace, snapshotter: o.Snapshotter, registries: o.Registries, logDriver: o.LogDriver}, nil
+	return &Runtime{client: client, namespace: o.Namespace, snapshotter: o.Snapshotter, registries: o.Registries, logDriver: o.LogDriver, pause: o.Pause}, nil
 }
 
 // Close closes the connection.
@@ -214,15 +223,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 	case s.NetNSPath != "":
 		specOpts = append(specOpts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: s.NetNSPath}))
 	}
-	if s.TargetID != "" {
-		// The target's process namespace, as containerd's CRI joins it
-		// for namespace mode TARGET.
-		ns, err := r.pidNamespace(ctx, s.TargetID)
-		if err != nil {
-			return err
-		}
-		specOpts = append(specOpts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.PIDNamespace, Path: ns}))
+	pidOpts, sandbox, fresh, err := r.pidNamespaceOpts(ctx, s)
+	if err != nil {
+		return err
 	}
+	specOpts = append(specOpts, pidOpts...)
 	if len(s.Mounts) > 0 {
 		var ms []specs.Mount
 		for _, m := range s.Mounts {
@@ -252,6 +257,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 	for k, v := range s.Labels {
 		labels[k] = v
 	}
+	if sandbox != "" {
+		labels[labelSandbox] = sandbox
+	}
 	if s.LogPath != "" {
 		if err := os.MkdirAll(filepath.Dir(s.LogPath), 0o755); err != nil {
 			return err
@@ -276,6 +284,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, s pod.ContainerSpec) erro
 		containerd.WithNewSpec(specOpts...),
 	)
 	if err != nil {
+		if fresh {
+			// No container holds the sandbox just made.
+			r.removeUnusedSandbox(ctx, sandbox)
+		}
 		// Not found here is the image's content or snapshot, removed
 		// since the image was read.
 		return r.imageErr(s.Image, "creating container from image", err)
@@ -289,16 +301,26 @@ func (r *Runtime) pidNamespace(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("target container %s: %w", id, err)
 	}
-	task, err := c.Task(ctx, nil)
+	ns, err := runningPIDNamespace(ctx, c)
 	if err != nil {
 		return "", fmt.Errorf("target container %s: %w", id, err)
+	}
+	return ns, nil
+}
+
+// runningPIDNamespace is the path of the PID namespace of c's task, an
+// error when it does not run.
+func runningPIDNamespace(ctx context.Context, c containerd.Container) (string, error) {
+	task, err := c.Task(ctx, nil)
+	if err != nil {
+		return "", err
 	}
 	st, err := task.Status(ctx)
 	if err != nil {
-		return "", fmt.Errorf("target container %s: %w", id, err)
+		return "", err
 	}
 	if st.Status != containerd.Running || task.Pid() == 0 {
-		return "", fmt.Errorf("target container %s is not running (%s)", id, st.Status)
+		return "", fmt.Errorf("not running (%s)", st.Status)
 	}
 	return fmt.Sprintf("/proc/%d/ns/pid", task.Pid()), nil
 }
@@ -463,6 +485,13 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	if task, err := c.Task(ctx, nil); err == nil {
 		if _, err := task.Delete(ctx, containerd.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
 			return fmt.Errorf("deleting task: %w", err)
@@ -472,6 +501,9 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	}
 	if err := c.Delete(ctx, containerd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("deleting container: %w", err)
+	}
+	if sb := info.Labels[labelSandbox]; sb != "" {
+		r.removeUnusedSandbox(ctx, sb)
 	}
 	return nil
 }

@@ -216,7 +216,13 @@ func (h *ContainersHook) spec(ctx context.Context, s *State, c *corev1.Container
 		spec.NetNSPath = s.Sandbox.NetNSPath
 	}
 	spec.HostNetwork = s.Pod.Spec.HostNetwork
-	if ec := EphemeralContainer(s.Pod, c.Name); ec != nil && ec.TargetContainerName != "" {
+	// The PID namespace, as upstream's kubelet asks the CRI for it: the
+	// node's with hostPID, the pod's sandbox's with shareProcessNamespace
+	// (ephemeral containers too, with or without a target), else the
+	// container's own, or its target's for an ephemeral container.
+	spec.HostPID = s.Pod.Spec.HostPID
+	spec.SharePID = !spec.HostPID && s.Pod.Spec.ShareProcessNamespace != nil && *s.Pod.Spec.ShareProcessNamespace
+	if ec := EphemeralContainer(s.Pod, c.Name); ec != nil && ec.TargetContainerName != "" && !spec.HostPID && !spec.SharePID {
 		target, _ := s.Latest(ec.TargetContainerName)
 		if target == nil || target.State != StateRunning {
 			return ContainerSpec{}, fmt.Errorf("target container %q is not running", ec.TargetContainerName)
@@ -396,6 +402,11 @@ func (h *ContainersHook) Destroy(ctx context.Context, s *State) error {
 		}(c)
 	}
 	wg.Wait()
+	if len(errs) == 0 {
+		if err := h.removeSandbox(ctx, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) == 0 && h.LogDir != "" {
 		if err := os.RemoveAll(filepath.Join(h.LogDir, string(s.Pod.UID))); err != nil {
 			errs = append(errs, err)
@@ -433,7 +444,28 @@ func (h *ContainersHook) Release(ctx context.Context, s *State) error {
 		}(c)
 	}
 	wg.Wait()
+	if len(errs) == 0 {
+		if err := h.removeSandbox(ctx, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// removeSandbox removes the pod's sandbox (pause) container, once its
+// containers are stopped: it holds a pod with shareProcessNamespace's PID
+// namespace, and killing it first would kill them without their grace
+// period. (The runtime also removes it with the last container that
+// joined it, which is how a pod torn down as an orphan, whose spec is not
+// known, loses it.)
+func (h *ContainersHook) removeSandbox(ctx context.Context, s *State) error {
+	if s.Pod.Spec.ShareProcessNamespace == nil || !*s.Pod.Spec.ShareProcessNamespace {
+		return nil
+	}
+	if err := h.Runtime.RemoveContainer(ctx, SandboxID(s.Pod.UID)); err != nil {
+		return fmt.Errorf("removing the pod's sandbox container: %w", err)
+	}
+	return nil
 }
 
 // remove removes an exited container, its log file and its termination

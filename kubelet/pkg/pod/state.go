@@ -24,6 +24,14 @@ const (
 	LabelAttempt       = "skiff.dev/attempt"
 )
 
+// SandboxID is the runtime's ID of the sandbox (pause) container of the
+// pod uid, whose PID namespace the containers of a pod with
+// shareProcessNamespace share. It carries none of the labels above, so
+// ListContainers does not list it: the runtime removes it with the last
+// container that joined it, and RemoveContainer(SandboxID(uid)) removes it
+// at once.
+func SandboxID(uid types.UID) string { return "sandbox-" + string(uid) }
+
 // ErrImageNotFound is returned by Runtime.GetImage for an image that is not
 // in the local store.
 var ErrImageNotFound = errors.New("image not found")
@@ -86,6 +94,15 @@ type ContainerSpec struct {
 	// namespace this one joins: an ephemeral container's
 	// targetContainerName, as upstream's namespace mode TARGET.
 	TargetID string
+	// SharePID puts the container in the PID namespace of the pod's
+	// sandbox container (SandboxID), which the runtime starts with the
+	// pod's first such container: a pause process, PID 1 of that
+	// namespace, that reaps the pod's orphans (spec.shareProcessNamespace,
+	// upstream's namespace mode POD).
+	SharePID bool
+	// HostPID puts the container in the node's PID namespace (hostPID,
+	// upstream's namespace mode NODE).
+	HostPID bool
 	// CgroupParent is the pod's cgroup, where the container's own cgroup
 	// is made; empty: the runtime's default.
 	CgroupParent string
