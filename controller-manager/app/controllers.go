@@ -20,6 +20,7 @@ import (
 
 	"skiff.dev/controller-manager/pkg/controller/bootstrap"
 	"skiff.dev/controller-manager/pkg/controller/certificates"
+	"skiff.dev/controller-manager/pkg/controller/clusterroleaggregation"
 	"skiff.dev/controller-manager/pkg/controller/cronjob"
 	"skiff.dev/controller-manager/pkg/controller/daemonset"
 	"skiff.dev/controller-manager/pkg/controller/deployment"
@@ -92,6 +93,7 @@ func Controllers() []Controller {
 		{Name: "csrapproving", Init: startCSRApproving},
 		{Name: "csrsigning", Init: startCSRSigning},
 		{Name: "csrcleaner", Init: startCSRCleaner},
+		{Name: "clusterrole-aggregation", Init: startClusterRoleAggregation},
 		// Off by default, as upstream (kubeadm turns them on).
 		{Name: "bootstrapsigner", Init: startBootstrapSigner, OffByDefault: true},
 		{Name: "tokencleaner", Init: startTokenCleaner, OffByDefault: true},
@@ -629,6 +631,15 @@ func startCSRSigning(ctx context.Context, cc *ControllerContext) (RunFunc, error
 func startCSRCleaner(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
 	c := certificates.NewCleaner(cc.Client, cc.Informers.Certificates().V1().CertificateSigningRequests(), cc.Metrics, 0)
 	return workers(c.Run, 1), nil
+}
+
+func startClusterRoleAggregation(ctx context.Context, cc *ControllerContext) (RunFunc, error) {
+	c, err := clusterroleaggregation.NewController(cc.Client, cc.Informers.Rbac().V1().ClusterRoles(), cc.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	// Five workers, as upstream runs it.
+	return workers(c.Run, 5), nil
 }
 
 // namespaceInformers is a factory of one namespace's objects, for the
