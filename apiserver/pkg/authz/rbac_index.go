@@ -1,12 +1,11 @@
 package authz
 
 import (
-	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -147,10 +146,13 @@ type clusterRoleSet struct {
 	// selectors of each aggregated ClusterRole (invalid ones left out).
 	selectors map[string][]labels.Selector
 	rules     map[string][]rbacv1.PolicyRule
+	// ownKeys are the ruleKeys of each ClusterRole's own rules.
+	ownKeys map[string][]string
 }
 
 func newClusterRoleSet() *clusterRoleSet {
-	return &clusterRoleSet{roles: map[string]*rbacv1.ClusterRole{}, selectors: map[string][]labels.Selector{}, rules: map[string][]rbacv1.PolicyRule{}}
+	return &clusterRoleSet{roles: map[string]*rbacv1.ClusterRole{}, selectors: map[string][]labels.Selector{}, rules: map[string][]rbacv1.PolicyRule{},
+		ownKeys: map[string][]string{}}
 }
 
 // set records cr (nil: the ClusterRole called name is gone) and updates the
@@ -163,8 +165,10 @@ func (s *clusterRoleSet) set(name string, cr *rbacv1.ClusterRole) {
 	delete(s.rules, name)
 	if cr == nil {
 		delete(s.roles, name)
+		delete(s.ownKeys, name)
 	} else {
 		s.roles[name] = cr
+		s.ownKeys[name] = ruleKeys(cr.Rules)
 		if cr.AggregationRule != nil {
 			s.selectors[name] = parseSelectors(cr.AggregationRule.ClusterRoleSelectors)
 		}
@@ -184,9 +188,11 @@ func (s *clusterRoleSet) set(name string, cr *rbacv1.ClusterRole) {
 			}
 		}
 	}
+	pass := s.newPass()
 	for n, ok := range affected {
 		if ok {
-			s.rules[n] = s.granted(n, map[string]bool{})
+			g, _ := pass.grant(n)
+			s.rules[n] = g.rules
 		}
 	}
 }
@@ -215,33 +221,89 @@ func feeds(cr *rbacv1.ClusterRole, sels []labels.Selector) bool {
 	return false
 }
 
-// granted computes what the ClusterRole called name grants. visiting holds
-// the aggregated ClusterRoles being computed: one met again (selectors that
-// select each other) brings only its own rules.
-func (s *clusterRoleSet) granted(name string, visiting map[string]bool) []rbacv1.PolicyRule {
-	cr := s.roles[name]
-	if cr.AggregationRule == nil || visiting[name] {
-		return cr.Rules
+// granted is what an aggregated ClusterRole grants, with its rules' keys.
+type granted struct {
+	rules []rbacv1.PolicyRule
+	keys  []string
+}
+
+// grantPass computes what ClusterRoles grant after one change. visiting
+// holds the aggregated ClusterRoles being computed: one met again
+// (selectors that select each other) brings only its own rules. done keeps
+// the results that met no such cycle, which are the same wherever they
+// are asked for (edit's, when admin's is computed after it).
+type grantPass struct {
+	s        *clusterRoleSet
+	visiting map[string]bool
+	done     map[string]granted
+}
+
+func (s *clusterRoleSet) newPass() *grantPass {
+	return &grantPass{s: s, visiting: map[string]bool{}, done: map[string]granted{}}
+}
+
+// grant computes what the ClusterRole called name grants; cyclic reports
+// whether a cycle cut it short.
+func (p *grantPass) grant(name string) (g granted, cyclic bool) {
+	cr := p.s.roles[name]
+	if cr.AggregationRule == nil || p.visiting[name] {
+		return granted{rules: cr.Rules, keys: p.s.ownKeys[name]}, cr.AggregationRule != nil
 	}
-	visiting[name] = true
-	defer delete(visiting, name)
-	sels := s.selectors[name]
-	rules := append([]rbacv1.PolicyRule(nil), cr.Rules...)
-	others := make([]string, 0, len(s.roles))
-	for other := range s.roles {
-		if other != name && feeds(s.roles[other], sels) {
+	if g, ok := p.done[name]; ok {
+		return g, false
+	}
+	p.visiting[name] = true
+	defer delete(p.visiting, name)
+	sels := p.s.selectors[name]
+	g.rules = append([]rbacv1.PolicyRule(nil), cr.Rules...)
+	g.keys = append([]string(nil), p.s.ownKeys[name]...)
+	seen := make(map[string]bool, len(g.keys))
+	for _, k := range g.keys {
+		seen[k] = true
+	}
+	others := make([]string, 0, len(p.s.roles))
+	for other := range p.s.roles {
+		if other != name && feeds(p.s.roles[other], sels) {
 			others = append(others, other)
 		}
 	}
 	sort.Strings(others)
 	for _, other := range others {
-		for _, r := range s.granted(other, visiting) {
+		o, c := p.grant(other)
+		cyclic = cyclic || c
+		for i, k := range o.keys {
 			// The controller's union in cr.Rules repeats what is
 			// gathered here; keep each rule once.
-			if !slices.ContainsFunc(rules, func(have rbacv1.PolicyRule) bool { return equality.Semantic.DeepEqual(have, r) }) {
-				rules = append(rules, r)
+			if !seen[k] {
+				seen[k] = true
+				g.rules = append(g.rules, o.rules[i])
+				g.keys = append(g.keys, k)
 			}
 		}
 	}
-	return rules
+	if !cyclic {
+		p.done[name] = g
+	}
+	return g, cyclic
+}
+
+func ruleKeys(rules []rbacv1.PolicyRule) []string {
+	keys := make([]string, len(rules))
+	for i := range rules {
+		keys[i] = ruleKey(&rules[i])
+	}
+	return keys
+}
+
+// ruleKey identifies a rule by its lists (a nil list as an empty one).
+func ruleKey(r *rbacv1.PolicyRule) string {
+	var b strings.Builder
+	for _, list := range [][]string{r.Verbs, r.APIGroups, r.Resources, r.ResourceNames, r.NonResourceURLs} {
+		for _, v := range list {
+			b.WriteString(v)
+			b.WriteByte(0)
+		}
+		b.WriteByte(1)
+	}
+	return b.String()
 }
