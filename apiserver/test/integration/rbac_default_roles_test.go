@@ -22,27 +22,12 @@ import (
 	"skiff.dev/apiserver/pkg/server"
 	"skiff.dev/apiserver/pkg/testserver"
 	"skiff.dev/apiserver/pkg/testserver/fakekubelet"
-	"skiff.dev/component-base/certs"
 )
 
-// configAs is a client config and client of a fresh certificate for cn.
-func configAs(t *testing.T, ts *testserver.TestServer, cn string) (*rest.Config, kubernetes.Interface) {
-	t.Helper()
-	ca, err := certs.LoadCA(ts.PKIDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := certs.IssueClientCert(ca, cn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := kp.KeyPEM()
-	if err != nil {
-		t.Fatal(err)
-	}
+// configAs is a client config and client of the admin impersonating cn.
+func configAs(ts *testserver.TestServer, cn string) (*rest.Config, kubernetes.Interface) {
 	cfg := rest.CopyConfig(ts.AdminConfig)
-	cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = "", ""
-	cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = kp.CertPEM(), key
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: cn}
 	return cfg, kubernetes.NewForConfigOrDie(cfg)
 }
 
@@ -118,9 +103,9 @@ func TestDefaultUserRoles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	editCfg, editor := configAs(t, ts, "edit-user")
-	viewCfg, viewer := configAs(t, ts, "view-user")
-	_, nsAdmin := configAs(t, ts, "admin-user")
+	editCfg, editor := configAs(ts, "edit-user")
+	viewCfg, viewer := configAs(ts, "view-user")
+	_, nsAdmin := configAs(ts, "admin-user")
 	forbidden := func(what string, err error) {
 		t.Helper()
 		if !apierrors.IsForbidden(err) {
