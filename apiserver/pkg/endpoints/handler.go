@@ -510,13 +510,15 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, s *registry.Sto
 	}
 	obj = h.trackCreate(r, s, obj, opts.FieldManager)
 	m, _ := meta.Accessor(obj)
-	out, err := s.Create(r.Context(), ns, obj, dry)
+	// Once created, obj is only read, to answer: the watch cache may keep
+	// it, and a protobuf answer is the bytes written to etcd.
+	out, written, err := s.CreateHandedOver(r.Context(), ns, obj, dry)
 	if err != nil {
 		h.writeError(w, r, err, gr, m.GetName())
 		return
 	}
 	klog.FromContext(r.Context()).V(4).Info("created", "resource", gr, "object", klog.KObj(m))
-	h.respond(w, r, http.StatusCreated, out, false)
+	h.respondWritten(w, r, http.StatusCreated, out, written)
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name, sub string, strategy rest.Strategy) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"reflect"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/encoding"
+	"skiff.dev/apiserver/pkg/fastpath"
 )
 
 // respond writes obj (an object or a list) in the view and format the
@@ -25,6 +27,44 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, code int, obj 
 	}
 	h.respondAs(w, r, code, obj, t)
 }
+
+// respondWritten writes obj, which a write has just stored as written
+// (its storage encoding, without its resourceVersion; nil if there is
+// none), as respond does. A protobuf answer is the written bytes with the
+// resourceVersion put in: the bytes encoding obj gives, without encoding
+// it a second time (fastpath.TestWithResourceVersionIsTheEncoding). That needs the
+// written encoding to be of obj's own kind and version, as it is when the
+// storage version is the one served.
+func (h *Handler) respondWritten(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, written []byte) {
+	t, err := h.negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		h.writeStatusJSON(w, err)
+		return
+	}
+	if written != nil && t.view == viewObject && t.info.MediaType == runtime.ContentTypeProtobuf {
+		stored, ok := fastpath.ParseStored(written)
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		m, err := meta.Accessor(obj)
+		if ok && err == nil && stored.APIVersion == gvk.GroupVersion().String() && stored.Kind == gvk.Kind {
+			buf := answerBuffers.Get().(*[]byte)
+			*buf = stored.AppendWithResourceVersion((*buf)[:0], m.GetResourceVersion())
+			writeHeader(w, code, t)
+			_, _ = w.Write(*buf)
+			// The ResponseWriter has copied or sent the bytes by now.
+			if cap(*buf) <= maxAnswerBuffer {
+				answerBuffers.Put(buf)
+			}
+			return
+		}
+	}
+	h.respondAs(w, r, code, obj, t)
+}
+
+// answerBuffers hold the answers respondWritten assembles; buffers that
+// grew beyond maxAnswerBuffer are left to the garbage collector.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxAnswerBuffer = 64 << 10
 
 func (h *Handler) respondAs(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object, t target) {
 	if t.view == viewObject && t.info.MediaType == runtime.ContentTypeProtobuf && isUnstructured(obj) {

@@ -141,20 +141,35 @@ func (s *Store) defaultPatched(obj runtime.Object, attrs *admission.Attributes) 
 
 // Create stores a new object in namespace ns.
 func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	out, _, err := s.create(ctx, ns, obj, dryRun, false)
+	return out, err
+}
+
+// CreateHandedOver stores a new object as Create does, for a caller that
+// hands obj over: once it returns, the caller only reads the object
+// returned (the API handler, which answers with it). The watch cache may
+// then keep that object (storage.HandOverCreator), and written is the
+// bytes stored, without a resourceVersion, when they are the returned
+// object's storage encoding (nil otherwise).
+func (s *Store) CreateHandedOver(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (out runtime.Object, written []byte, err error) {
+	return s.create(ctx, ns, obj, dryRun, true)
+}
+
+func (s *Store) create(ctx context.Context, ns string, obj runtime.Object, dryRun, handOver bool) (runtime.Object, []byte, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+		return nil, nil, apierrors.NewBadRequest(err.Error())
 	}
 	if s.R.Namespaced {
 		if m.GetNamespace() != "" && m.GetNamespace() != ns {
-			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+			return nil, nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 		}
 		m.SetNamespace(ns)
 	} else {
 		m.SetNamespace("")
 	}
 	if m.GetResourceVersion() != "" {
-		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+		return nil, nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	m.SetUID(types.UID(uuid.NewString()))
@@ -166,7 +181,7 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 	s.defaultObject(obj)
 	attrs := s.admissionAttributes(ctx, admission.Create, "", ns, m.GetName(), obj, nil, dryRun)
 	if err := s.admit(ctx, attrs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.defaultPatched(obj, attrs)
 	s.R.Strategy.PrepareForCreate(ctx, obj)
@@ -180,18 +195,18 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 		if h, ok := s.Hooks.(CreateHook); ok && !dryRun {
 			rollback, err = h.BeforeCreate(ctx, obj)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		} else if h, ok := s.Hooks.(DryRunHook); ok && dryRun {
 			if err := h.DryRunCreate(ctx, obj); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		if errs := s.validateCreate(ctx, obj); len(errs) > 0 {
 			if rollback != nil {
 				rollback()
 			}
-			return nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), m.GetName(), errs)
+			return nil, nil, apierrors.NewInvalid(s.R.GroupVersionKind().GroupKind(), m.GetName(), errs)
 		}
 		attrs.Name = m.GetName()
 		if err := s.validateAdmission(ctx, attrs); err != nil {
@@ -199,12 +214,18 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 			if rollback != nil {
 				rollback()
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		if dryRun {
-			return obj, nil
+			return obj, nil, nil
 		}
-		out, err := s.Storage.Create(ctx, s.Key(ns, m.GetName()), obj)
+		var out runtime.Object
+		var written []byte
+		if c, ok := s.Storage.(storage.HandOverCreator); ok && handOver {
+			out, written, err = c.CreateHandedOver(ctx, s.Key(ns, m.GetName()), obj)
+		} else {
+			out, err = s.Storage.Create(ctx, s.Key(ns, m.GetName()), obj)
+		}
 		if err != nil {
 			attrs.Rollback()
 			if rollback != nil {
@@ -214,12 +235,12 @@ func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, dryRu
 			if generated && errors.Is(err, storage.ErrAlreadyExists) && attempt < 7 {
 				continue
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		if s.Created != nil {
 			s.Created(m.GetNamespace())
 		}
-		return out, nil
+		return out, written, nil
 	}
 }
 

@@ -37,6 +37,7 @@ import (
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/authz"
 	"skiff.dev/apiserver/pkg/endpoints"
+	"skiff.dev/apiserver/pkg/fastpath"
 	"skiff.dev/apiserver/pkg/kubeletclient"
 	"skiff.dev/apiserver/pkg/metrics"
 	"skiff.dev/apiserver/pkg/metricsserver"
@@ -76,6 +77,7 @@ type Server struct {
 	authorizer authz.Authorizer
 	rbac       *authz.RBAC
 	nodeAuthz  *authz.Node
+	workers    *requestWorkers
 	// authzSynced is closed once the authorizers have read their objects.
 	authzSynced chan struct{}
 	// bootstrapped is closed once the bootstrap objects exist.
@@ -209,6 +211,8 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 				s.metrics.RegisteredWatchers.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind).Set(float64(n))
 			},
 			OnEvent: watchCacheEvents(s.metrics, r.GroupResource()),
+			// The fast path of a create's object kept by the cache.
+			KeepCreated: !fastpath.DecodingDefaults(r.GroupVersion()),
 		})
 		reg.Storage = c
 		reg.Admission = s.compiledAdmission
@@ -352,6 +356,9 @@ func (s *Server) EtcdEndpoints() []string {
 func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.client }
 
 func (s *Server) close() {
+	if s.workers != nil {
+		s.workers.stop()
+	}
 	if s.listener != nil {
 		_ = s.listener.Close()
 	}
@@ -449,8 +456,13 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	})
 	// The aggregator sees every authenticated, authorized request first:
 	// the group-versions of APIServices with a service are proxied.
-	return s.withTracing(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(r))))
+	s.workers = newRequestWorkers(requestWorkerLimit)
+	return s.withTracing(s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(r)))))
 }
+
+// requestWorkerLimit bounds the goroutines kept for short requests; more
+// concurrent requests than this run on their own goroutines.
+const requestWorkerLimit = 128
 
 // statusRecorder captures the code for metrics and keeps Flush working.
 type statusRecorder struct {

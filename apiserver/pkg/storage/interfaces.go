@@ -118,6 +118,15 @@ type UpdateFunc func(existing runtime.Object) (runtime.Object, error)
 type ValidateDeletion func(ctx context.Context, obj runtime.Object) error
 
 // Interface is the generic store every resource uses.
+// HandOverCreator is a storage that can take over the object of a create
+// whose caller only reads it afterwards (the watch cache:
+// cacher.Cacher.CreateHandedOver): out may be obj itself, kept by the
+// storage, and written is the bytes stored, without a resourceVersion,
+// when they are out's encoding (nil otherwise).
+type HandOverCreator interface {
+	CreateHandedOver(ctx context.Context, key string, obj runtime.Object) (out runtime.Object, written []byte, err error)
+}
+
 type Interface interface {
 	Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error)
 	Get(ctx context.Context, key string) (runtime.Object, error)

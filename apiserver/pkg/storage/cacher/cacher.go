@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 
+	"skiff.dev/apiserver/pkg/fastpath"
 	"skiff.dev/apiserver/pkg/storage"
 	"skiff.dev/apiserver/pkg/storage/etcd3"
 )
@@ -52,6 +54,12 @@ type Config struct {
 	OnWatchersChanged func(n int)
 	// OnEvent is told of each event received from etcd (for metrics).
 	OnEvent func()
+	// KeepCreated: a create handed over to the cache (CreateHandedOver)
+	// leaves its object for its event, made to look as its decoding
+	// would (fastpath.AsDecoded), instead of the cache decoding the bytes
+	// the watch brings back. Only for kinds whose decoding applies no
+	// defaults (fastpath.DecodingDefaults), stored as protobuf.
+	KeepCreated bool
 }
 
 type element struct {
@@ -94,6 +102,9 @@ type Cacher struct {
 	stopped    bool
 	watchCtxMu sync.Mutex
 	watchCtx   context.Context
+	// written holds the objects created through CreateHandedOver for
+	// their events (Config.KeepCreated).
+	written written
 }
 
 var _ storage.Interface = (*Cacher)(nil)
@@ -190,6 +201,7 @@ func (c *Cacher) listAndWatch(ctx context.Context) error {
 	}
 	c.items = items
 	c.rev = rev
+	c.written.reset(rev)
 	c.start, c.n = 0, 0
 	c.oldestRev = rev
 	c.ready = true
@@ -249,9 +261,15 @@ func (c *Cacher) listAndWatch(ctx context.Context) error {
 	}
 }
 
-// event is ev decoded.
+// event is ev decoded, or made of the object a create handed over for it.
 func (c *Cacher) event(ev *clientv3.Event) (*etcd3.Event, error) {
 	c.cfg.OnEvent()
+	if c.cfg.KeepCreated {
+		key := string(ev.Kv.Key)
+		if obj := c.written.take(key, ev.Kv.ModRevision, ev.IsCreate()); obj != nil {
+			return &etcd3.Event{Type: watch.Added, Key: key, Object: obj, Revision: ev.Kv.ModRevision}, nil
+		}
+	}
 	return c.store.DecodeEvent(ev)
 }
 
@@ -359,6 +377,43 @@ func (c *Cacher) waitUntilFreshLocked(ctx context.Context, rev int64) error {
 
 func (c *Cacher) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
 	return c.store.Create(ctx, key, obj)
+}
+
+// CreateHandedOver creates obj as Create does, for a caller that hands obj
+// over: once it returns, the caller only reads out (to answer the
+// request). With Config.KeepCreated, the cache keeps out, made to look as
+// its decoding from storage would (fastpath.AsDecoded), for the event of
+// its creation instead of decoding the bytes etcd sends back, and written
+// is the bytes stored (without a resourceVersion) when they are still
+// out's encoding; else out is Create's and written is nil. A fast path:
+// TestCreateHandedOverIsTheDecoding compares it with Create.
+func (c *Cacher) CreateHandedOver(ctx context.Context, key string, obj runtime.Object) (out runtime.Object, written []byte, err error) {
+	if !c.cfg.KeepCreated {
+		out, err = c.store.Create(ctx, key, obj)
+		return out, nil, err
+	}
+	out, written, err = c.store.CreateWritten(ctx, key, obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := meta.Accessor(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	rev, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !c.cfg.GVK.Empty() {
+		out.GetObjectKind().SetGroupVersionKind(c.cfg.GVK)
+	}
+	// The object is no longer what was written if a nil map value became
+	// empty.
+	if fastpath.AsDecoded(out) {
+		written = nil
+	}
+	c.written.put(key, rev, out)
+	return out, written, nil
 }
 
 func (c *Cacher) Get(ctx context.Context, key string) (runtime.Object, error) {

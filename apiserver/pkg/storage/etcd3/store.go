@@ -153,12 +153,42 @@ func mapErr(err error) error {
 func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (out runtime.Object, err error) {
 	ctx, end := s.traceOp(ctx, "Create", key)
 	defer func() { end(out, err) }()
+	data, rev, err := s.create(ctx, key, obj)
+	if err != nil {
+		return nil, err
+	}
+	// What was stored, as a read of it gives it (upstream decodes the
+	// written bytes the same way).
+	return s.Decode(data, rev)
+}
+
+// CreateWritten stores obj as Create does, but returns obj itself, its
+// resourceVersion set, instead of the decoding of what was stored, and the
+// bytes it wrote (the storage encoding, without a resourceVersion): the
+// watch cache's fast path for a create handed over to it
+// (cacher.CreateHandedOver).
+func (s *Store) CreateWritten(ctx context.Context, key string, obj runtime.Object) (out runtime.Object, written []byte, err error) {
+	ctx, end := s.traceOp(ctx, "Create", key)
+	defer func() { end(out, err) }()
+	data, rev, err := s.create(ctx, key, obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := storage.SetResourceVersion(obj, rev); err != nil {
+		return nil, nil, err
+	}
+	return obj, data, nil
+}
+
+// create writes obj's encoding at key if the key does not exist yet, and
+// returns the bytes written and the revision of the write.
+func (s *Store) create(ctx context.Context, key string, obj runtime.Object) ([]byte, int64, error) {
 	if m, err := meta.Accessor(obj); err == nil && m.GetResourceVersion() != "" {
-		return nil, fmt.Errorf("%w: resourceVersion should not be set on objects to be created", storage.ErrInvalid)
+		return nil, 0, fmt.Errorf("%w: resourceVersion should not be set on objects to be created", storage.ErrInvalid)
 	}
 	data, err := s.Encode(obj)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ctx, cancel := s.opCtx(ctx)
 	defer cancel()
@@ -169,14 +199,12 @@ func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (out
 		Commit()
 	s.observe("create", start)
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, 0, mapErr(err)
 	}
 	if !resp.Succeeded {
-		return nil, fmt.Errorf("%w: key %s", storage.ErrAlreadyExists, key)
+		return nil, 0, fmt.Errorf("%w: key %s", storage.ErrAlreadyExists, key)
 	}
-	// What was stored, as a read of it gives it (upstream decodes the
-	// written bytes the same way).
-	return s.Decode(data, resp.Header.Revision)
+	return data, resp.Header.Revision, nil
 }
 
 // Get reads the object at key.
