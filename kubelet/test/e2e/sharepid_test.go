@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +41,8 @@ func buildPause(t *testing.T) string {
 // is the sandbox's pause process, which reaps orphans, one container
 // signals another and reaches its root through /proc, and an ephemeral
 // container without a target joins them; without it a container sees its
-// own processes only, and with hostPID the node's. The sandbox container is not among the pod's
+// own processes only, and with hostPID the node's. A sandbox whose pause
+// process dies is made again. The sandbox container is not among the pod's
 // containers and goes with the pod.
 func TestShareProcessNamespace(t *testing.T) {
 	e := setup(t)
@@ -228,8 +230,42 @@ func TestShareProcessNamespace(t *testing.T) {
 		}
 	})
 
+	nsCtx := namespaces.WithNamespace(ctx, e.namespace)
+	t.Run("a new sandbox when the pause process dies", func(t *testing.T) {
+		// Its namespace's processes die with it; b (never restarted
+		// before, so without back-off) starts again in a new sandbox.
+		c, err := e.ctd.Client.LoadContainer(nsCtx, sandboxID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := c.Task(nsCtx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := task.Pid()
+		if err := task.Kill(nsCtx, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, 30*time.Second, "b to restart", func() (bool, string) {
+			p := e.getPod(t, "shared")
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Name == "b" {
+					return cs.RestartCount == 1 && cs.State.Running != nil, fmt.Sprintf("%+v", cs)
+				}
+			}
+			return false, "no status of b"
+		})
+		if out := run(t, "shared", "b", ps...); pid1(out) != "/pause" {
+			t.Errorf("b after the restart:\n%s", out)
+		}
+		if task, err = c.Task(nsCtx, nil); err != nil {
+			t.Errorf("the new sandbox's task: %v", err)
+		} else if task.Pid() == old {
+			t.Errorf("the sandbox's pause process is still %d", old)
+		}
+	})
+
 	t.Run("the sandbox goes with the pod", func(t *testing.T) {
-		nsCtx := namespaces.WithNamespace(ctx, e.namespace)
 		if _, err := e.ctd.Client.LoadContainer(nsCtx, sandboxID); err != nil {
 			t.Fatalf("sandbox container %s: %v", sandboxID, err)
 		}
