@@ -114,7 +114,7 @@ phase serial --nodes=1 --focus="$FOCUS" "${serial_skip[@]}" --label-filter='Conf
 
 # 5. The page.
 ( cd "$ROOT/conformance" && GOWORK=off go build -o "$OUT/bin/summary" ./cmd/summary )
-page_results="$RESULTS" page_focus="$FOCUS"
+page_results="$RESULTS" page_focus="$FOCUS" page_runs=""
 if [ -n "$RUN_NAME" ]; then
 	# Every kept run: the cluster's shape of this one, the union of the
 	# focuses (one run's alone when there is one).
@@ -125,10 +125,11 @@ if [ -n "$RUN_NAME" ]; then
 		page_focus="$(printf '(%s)|' "${focuses[@]}")"
 		page_focus="${page_focus%|}"
 	fi
-	log "the page counts the runs kept in $page_results: $(cd "$page_results" && ls -d */ | tr -d / | tr '\n' ' ')"
+	page_runs="$(cd "$page_results" && ls -d */ | tr -d / | paste -sd,)"
+	log "the page counts the runs kept in $page_results: ${page_runs//,/ }"
 fi
 "$OUT/bin/summary" -results "$page_results" -doc "$ROOT/docs/conformance.md" \
-	-causes "$ROOT/conformance/causes.json" -focus "$page_focus" -nodes "$NODES" \
+	-causes "$ROOT/conformance/causes.json" -focus "$page_focus" -runs "$page_runs" -nodes "$NODES" \
 	-kube-version "$KUBE_VERSION"
 log "JUnit reports and logs in $RESULTS"
 exit "$failed"

@@ -53,6 +53,27 @@ func (c *localCluster) nodeState(t *testing.T, name string) string {
 	return b.String()
 }
 
+// settled is the machine's snapshot once it holds still: no pod is
+// terminating (the walk-through's rollout leaves its old pods stopping for
+// their grace period), no IPv6 address is still tentative (a new pod's
+// veth), and two snapshots in a row are the same.
+func (c *localCluster) settled(t *testing.T) string {
+	t.Helper()
+	var prev, snap string
+	harness.Poll(t, 90*time.Second, "the machine to hold still (no pod terminating, no tentative address)", func() (bool, string) {
+		pods, err := c.kubectlErr("get", "pods", "-A", "-o", "jsonpath={range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name} {end}")
+		if err != nil || strings.TrimSpace(pods) != "" {
+			return false, fmt.Sprintf("terminating: %s %v", pods, err)
+		}
+		prev, snap = snap, c.snapshot(t)
+		if strings.Contains(snap, "tentative") {
+			return false, "an address is tentative"
+		}
+		return snap == prev, "the snapshot changed"
+	})
+	return snap
+}
+
 // kubectlErr runs the real kubectl against the cluster, for at most 40 s.
 func (c *localCluster) kubectlErr(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
@@ -90,7 +111,7 @@ func (c *localCluster) makeNode(t *testing.T, target string) string {
 // returned check says what of the node is left after it.
 func (c *localCluster) nodeUpStep(t *testing.T) (leftAfterDown func() string) {
 	t.Helper()
-	before := c.snapshot(t)
+	before := c.settled(t)
 	if s := c.nodeState(t, secondNode); s != "" {
 		t.Fatalf("the node's state is there before node-up:\n%s", s)
 	}

@@ -68,6 +68,8 @@ type run struct {
 	SuiteFailures []spec
 	Seconds       float64
 	Started       string
+	// Last is the start of the latest report.
+	Last string
 }
 
 // readRun reads every junit_*.xml file under dir (one per phase).
@@ -106,6 +108,9 @@ func readRun(dir string) (*run, error) {
 			r.Seconds += s.Time
 			if r.Started == "" || (s.Timestamp != "" && s.Timestamp < r.Started) {
 				r.Started = s.Timestamp
+			}
+			if s.Timestamp > r.Last {
+				r.Last = s.Timestamp
 			}
 			for _, c := range s.Cases {
 				sp, isIt := fromCase(c)

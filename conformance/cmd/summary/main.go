@@ -33,6 +33,7 @@ func mainErr(args []string) error {
 	causes := fs.String("causes", "conformance/causes.json", "known causes of failures: [{\"match\": \"<part of a test name>\", \"failure\": \"<part of the first failure line>\", \"cause\": \"...\"}]")
 	date := fs.String("date", "", "date of the run (RFC 3339); default: the reports' start, else now")
 	fs.StringVar(&o.Focus, "focus", `\[Conformance\]`, "the FOCUS regexp of the run")
+	runs := fs.String("runs", "", "the names of the kept runs whose reports -results holds, comma-separated (run.sh's CONFORMANCE_RUN)")
 	fs.IntVar(&o.Nodes, "nodes", 0, "ginkgo's parallel nodes in the parallel phase")
 	fs.IntVar(&o.Total, "total", 411, "[Conformance] tests of the release")
 	fs.StringVar(&o.KubeVersion, "kube-version", "v1.32.4", "release of e2e.test")
@@ -41,6 +42,9 @@ func mainErr(args []string) error {
 	}
 	if *results == "" {
 		return fmt.Errorf("-results is required")
+	}
+	if *runs != "" {
+		o.Runs = strings.Split(*runs, ",")
 	}
 	r, err := readRun(*results)
 	if err != nil {

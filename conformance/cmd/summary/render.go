@@ -10,7 +10,10 @@ import (
 
 // options are what the page says about the run besides its reports.
 type options struct {
-	Focus       string
+	Focus string
+	// Runs names the kept runs (CONFORMANCE_RUN) whose reports are added
+	// up on the page; empty or one: a single run.
+	Runs        []string
 	Nodes       int
 	Total       int
 	KubeVersion string
@@ -87,12 +90,20 @@ func render(r *run, o options) string {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	p("\n## Last run\n\n")
-	if o.Focus != DefaultFocus {
+	added := len(o.Runs) > 1
+	if added {
+		p("**Added up from %d runs, not one run: not a conformance result.** The runs kept in `conformance/_output/runs` (%s), each with a `FOCUS` of its own, together ran %d of the %d [Conformance] tests of %s; of a test that ran in several, the latest run's outcome counts, and a test none of them ran is counted as not run below.\n\n",
+			len(o.Runs), strings.Join(o.Runs, ", "), t.all.ran(), o.Total, o.KubeVersion)
+	} else if o.Focus != DefaultFocus {
 		p("**This is a subset, not a conformance result.** The run was limited with `FOCUS='%s'`: %d of the %d [Conformance] tests of %s ran; the others are counted as not run below.\n\n",
 			o.Focus, t.all.ran(), o.Total, o.KubeVersion)
 	}
-	p("- Date: %s\n", o.Date.Format("2006-01-02 15:04 MST"))
-	subset := o.Focus != DefaultFocus
+	if last, err := time.ParseInLocation("2006-01-02T15:04:05", r.Last, time.Local); added && err == nil && last.UTC().After(o.Date) {
+		p("- Dates: the first run started %s, the last %s\n", o.Date.Format("2006-01-02 15:04 MST"), last.UTC().Format("2006-01-02 15:04 MST"))
+	} else {
+		p("- Date: %s\n", o.Date.Format("2006-01-02 15:04 MST"))
+	}
+	subset := added || o.Focus != DefaultFocus
 	p("- Suite: upstream's `e2e.test` %s", o.KubeVersion)
 	if !subset {
 		p(", focus `%s`", o.Focus)
@@ -102,9 +113,17 @@ func render(r *run, o options) string {
 	}
 	p("\n")
 	if r.Seconds > 0 {
-		p("- Duration: %s\n", (time.Duration(r.Seconds * float64(time.Second))).Round(time.Second))
+		p("- Duration: %s", (time.Duration(r.Seconds * float64(time.Second))).Round(time.Second))
+		if added {
+			p(", the runs' phases added up")
+		}
+		p("\n")
 	}
-	p("- Cluster:\n")
+	if added {
+		p("- Cluster (of the latest run):\n")
+	} else {
+		p("- Cluster:\n")
+	}
 	for _, l := range o.Shape {
 		p("  - %s\n", l)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -191,5 +192,31 @@ func TestReadRunLaterRunWins(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("outcomes = %v, want %v", got, want)
+	}
+}
+
+// TestAddedUpRuns: a page written from several kept runs says so, names
+// them and does not pass their union of focuses off as one run's.
+func TestAddedUpRuns(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "conformance.md")
+	if err := mainErr([]string{"-results", "testdata/run", "-doc", page, "-causes", "testdata/causes.json",
+		"-nodes", "4", "-runs", "sig-apps,two-nodes", "-focus", `(\[sig-apps\])|(\[Serial\])`}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, want := range []string{
+		"**Added up from 2 runs, not one run: not a conformance result.** The runs kept in `conformance/_output/runs` (sig-apps, two-nodes)",
+		", the runs' phases added up\n", "- Cluster (of the latest run):\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("page lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "The run was limited") {
+		t.Errorf("page calls the runs one limited run:\n%s", got)
 	}
 }
