@@ -51,6 +51,11 @@
 // containers that completed are not run again, and under OnFailure a
 // container that exits 0 when stopped is not restarted.
 //
+// With shareProcessNamespace every container (ephemeral ones too) asks the
+// runtime for the PID namespace of the pod's sandbox container (SharePID;
+// SandboxID, which ContainersHook removes when the pod finishes or goes);
+// with hostPID for the node's (HostPID).
+//
 // A container's securityContext, merged with the pod's (SecurityFor),
 // reaches the runtime as a Security value in its ContainerSpec; the pod's
 // image pull secrets are read by the ImagesHook and passed to PullImage
