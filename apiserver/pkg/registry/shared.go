@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -134,7 +135,10 @@ func (s *sharedStorage) Watch(ctx context.Context, key string, opts storage.List
 		}
 		obj, err := s.conv.FromStored(e.Object)
 		if err != nil {
-			return e, true
+			// Never the stored version under the requested one: the
+			// watcher gets the failure and lists again.
+			st := apierrors.NewInternalError(fmt.Errorf("converting a watch event: %w", err)).ErrStatus
+			return watch.Event{Type: watch.Error, Object: &st}, true
 		}
 		e.Object = obj
 		return e, true
