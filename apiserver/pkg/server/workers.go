@@ -8,7 +8,7 @@ import (
 )
 
 // requestWorkers runs short requests on goroutines that outlive one
-// request: a fast path, kept because removing it cost 9% of the CPU per
+// request: a fast path, kept because removing it cost 8% of the CPU per
 // protobuf create end to end (docs/benchmarks.md, "Fast paths";
 // TestRequestWorkersAnswerAsThePlainHandler compares it with the plain
 // handler). net/http starts a new goroutine for every HTTP/2 stream, with
