@@ -97,6 +97,9 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 		rule(append(readWrite, "deletecollection"), []string{"discovery.k8s.io"}, "endpointslices"),
 		rule(append(readWrite, "deletecollection"), []string{"coordination.k8s.io"}, "leases"),
 		rule(append(readWrite, "deletecollection"), []string{"rbac.authorization.k8s.io"}, "roles", "rolebindings"),
+		// Upstream's clusterrole-aggregation controller's: it writes into
+		// an aggregated ClusterRole rules it does not hold itself.
+		rule([]string{"escalate"}, []string{"rbac.authorization.k8s.io"}, "clusterroles"),
 		rule([]string{"create"}, []string{"authentication.k8s.io"}, "tokenreviews"),
 		rule([]string{"create"}, []string{"authorization.k8s.io"}, "subjectaccessreviews"),
 		// Upstream's horizontal-pod-autoscaler role: its status, any kind's

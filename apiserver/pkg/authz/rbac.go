@@ -263,3 +263,64 @@ func resourceMatches(res, resource, subresource string) bool {
 func RBACKinds() []runtime.Object {
 	return []runtime.Object{&rbacv1.Role{}, &rbacv1.ClusterRole{}, &rbacv1.RoleBinding{}, &rbacv1.ClusterRoleBinding{}}
 }
+
+// RulesFor returns the rules u holds in namespace: those of the roles of
+// the ClusterRoleBindings naming u or one of its groups and, when
+// namespace is not "", of that namespace's RoleBindings naming them, as
+// upstream's rule resolver's RulesFor (the escalation checks compare a new
+// role's rules with these). A nil RBAC holds no rules.
+func (r *RBAC) RulesFor(u *authn.User, namespace string) []rbacv1.PolicyRule {
+	if r == nil || u == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var rules []rbacv1.PolicyRule
+	seen := map[*binding]bool{}
+	collect := func(x *bindingIndex) {
+		if x == nil {
+			return
+		}
+		keys := make([]subjectKey, 0, 1+len(u.Groups))
+		keys = append(keys, subjectKey{userSubject, u.Name})
+		for _, g := range u.Groups {
+			keys = append(keys, subjectKey{groupSubject, g})
+		}
+		for _, k := range keys {
+			for _, b := range x.bySubject[k] {
+				if !seen[b] {
+					seen[b] = true
+					rules = append(rules, r.bindingRules(b)...)
+				}
+			}
+		}
+	}
+	collect(r.clusterRoleBindings)
+	if namespace != "" {
+		collect(r.roleBindings[namespace])
+	}
+	return rules
+}
+
+// RoleRefRules returns the rules of the role a binding in namespace ("" for
+// a ClusterRoleBinding) refers to: a ClusterRole's (with what it
+// aggregates) or a Role of that namespace; ok is false when no such role
+// has reached the authorizer.
+func (r *RBAC) RoleRefRules(namespace string, ref rbacv1.RoleRef) (rules []rbacv1.PolicyRule, ok bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	switch ref.Kind {
+	case "ClusterRole":
+		if _, ok := r.clusterRoles.roles[ref.Name]; ok {
+			return r.clusterRoles.rules[ref.Name], true
+		}
+	case "Role":
+		if role := r.roles[roleKey{namespace, ref.Name}]; role != nil && namespace != "" {
+			return role.Rules, true
+		}
+	}
+	return nil, false
+}

@@ -12,6 +12,7 @@ import (
 	"skiff.dev/apiserver/pkg/registry/core/pod"
 	"skiff.dev/apiserver/pkg/registry/core/resourcequota"
 	"skiff.dev/apiserver/pkg/registry/core/service"
+	"skiff.dev/apiserver/pkg/registry/rbac"
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
@@ -42,6 +43,8 @@ type HookDeps struct {
 	ServiceIPs *service.ServiceAllocator
 	// QuotaUsage computes a ResourceQuota's status.used.
 	QuotaUsage resourcequota.Usage
+	// RBAC checks the RBAC kinds' writes for privilege escalation.
+	RBAC *rbac.Escalation
 }
 
 // Resource is one row of the table: everything the REST layer, discovery

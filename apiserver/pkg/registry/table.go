@@ -192,12 +192,14 @@ func Resources() []*Resource {
 			EtcdPrefix: "roles",
 			New:        func() runtime.Object { return &rbacv1.Role{} }, NewList: func() runtime.Object { return &rbacv1.RoleList{} },
 			Strategy: rbac.RoleStrategy,
+			Hooks:    func(d HookDeps) any { return rbac.RoleHook(d.RBAC) },
 		},
 		{
 			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Resource: "clusterroles", SingularName: "clusterrole",
 			EtcdPrefix: "clusterroles",
 			New:        func() runtime.Object { return &rbacv1.ClusterRole{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleList{} },
 			Strategy: rbac.ClusterRoleStrategy,
+			Hooks:    func(d HookDeps) any { return rbac.RoleHook(d.RBAC) },
 		},
 		{
 			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding", Resource: "rolebindings", SingularName: "rolebinding", Namespaced: true,
@@ -205,6 +207,7 @@ func Resources() []*Resource {
 			New:        func() runtime.Object { return &rbacv1.RoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.RoleBindingList{} },
 			Printer:  tables.RoleBinding,
 			Strategy: rbac.RoleBindingStrategy, Default: rbac.DefaultRoleBinding,
+			Hooks: func(d HookDeps) any { return rbac.BindingHook(d.RBAC) },
 		},
 		{
 			Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding", Resource: "clusterrolebindings", SingularName: "clusterrolebinding",
@@ -212,6 +215,7 @@ func Resources() []*Resource {
 			New:        func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
 			Printer:  tables.ClusterRoleBinding,
 			Strategy: rbac.ClusterRoleBindingStrategy, Default: rbac.DefaultClusterRoleBinding,
+			Hooks: func(d HookDeps) any { return rbac.BindingHook(d.RBAC) },
 		},
 		{
 			Version: "v1", Kind: "LimitRange", Resource: "limitranges", SingularName: "limitrange", Namespaced: true,

@@ -44,6 +44,7 @@ import (
 	"skiff.dev/apiserver/pkg/openapi"
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/registry/core/service"
+	rbacregistry "skiff.dev/apiserver/pkg/registry/rbac"
 	"skiff.dev/apiserver/pkg/storage/cacher"
 	"skiff.dev/apiserver/pkg/storage/etcd3"
 	"skiff.dev/component-base/tracing"
@@ -185,7 +186,10 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 
 	resources := BuiltinResources()
 	s.resources = resources
-	hookDeps := registry.HookDeps{ServiceIPs: s.allocator, QuotaUsage: quota}
+	hookDeps := registry.HookDeps{ServiceIPs: s.allocator, QuotaUsage: quota, RBAC: &rbacregistry.Escalation{
+		Authorizer: func() authz.Authorizer { return s.authorizer },
+		Rules:      func() rbacregistry.RuleResolver { return s.rbac },
+	}}
 	var shared []*registry.Resource
 	for _, r := range resources {
 		if r.SharedStorage != nil {
