@@ -189,6 +189,7 @@ func Setup(ctx context.Context, o *Options) (*Server, error) {
 	hookDeps := registry.HookDeps{ServiceIPs: s.allocator, QuotaUsage: quota, RBAC: &rbacregistry.Escalation{
 		Authorizer: func() authz.Authorizer { return s.authorizer },
 		Rules:      func() rbacregistry.RuleResolver { return s.rbac },
+		Stored:     func(resource string) rbacregistry.Getter { return s.store(rbacregistry.Group, resource) },
 	}}
 	var shared []*registry.Resource
 	for _, r := range resources {

@@ -121,12 +121,14 @@ func TestRBACEscalationPrevention(t *testing.T) {
 	if _, err := alice.RbacV1().Roles(ns).Create(c, role("pod-reader", rule("", "pods", "get", "list"), rule("", "secrets", "get")), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("alice creating a Role within admin: %v", err)
 	}
-	// (Once the new Role has reached the authorizer's index: until then
-	// it is not found.)
-	eventually(t, "alice binds her Role", func() error {
-		_, err := alice.RbacV1().RoleBindings(ns).Create(c, binding("pod-reader", "Role", "pod-reader", user("bob")), metav1.CreateOptions{})
-		return err
-	})
+	// At once: a Role not yet in the authorizer's index is read from storage.
+	if _, err := alice.RbacV1().RoleBindings(ns).Create(c, binding("pod-reader", "Role", "pod-reader", user("bob")), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("alice binding her Role: %v", err)
+	}
+	_, err = alice.RbacV1().RoleBindings(ns).Create(c, binding("missing", "Role", "missing", user("bob")), metav1.CreateOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("alice binding a missing Role: %v, want NotFound", err)
+	}
 	// admin holds what edit and view grant.
 	for _, r := range []string{"edit", "view"} {
 		if _, err := alice.RbacV1().RoleBindings(ns).Create(c, binding("bob-"+r, "ClusterRole", r, user("bob")), metav1.CreateOptions{}); err != nil {

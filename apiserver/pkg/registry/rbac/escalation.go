@@ -19,6 +19,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/authz"
+	"skiff.dev/apiserver/pkg/storage"
 )
 
 // Privilege-escalation prevention, as upstream's policybased storages of the
@@ -51,6 +52,40 @@ type Escalation struct {
 	// Rules resolves rules; nil, or returning nil, when RBAC is off (then
 	// nobody holds a rule, and only the authorizer lets a write through).
 	Rules func() RuleResolver
+	// Stored, when set, reads an RBAC object (roles, clusterroles) from
+	// the server's storage: a binding's role the index has not seen yet
+	// (created a moment ago) is read there, as upstream reads its storage.
+	Stored func(resource string) Getter
+}
+
+// Getter reads one object of a resource (a registry.Store).
+type Getter interface {
+	GetCached(ctx context.Context, namespace, name string) (runtime.Object, error)
+}
+
+// storedRules reads the rules of a role the index lacks from storage.
+func (e *Escalation) storedRules(ctx context.Context, resource, namespace, name string) ([]rbacv1.PolicyRule, bool, error) {
+	if e == nil || e.Stored == nil {
+		return nil, false, nil
+	}
+	g := e.Stored(resource)
+	if isNil(g) {
+		return nil, false, nil
+	}
+	obj, err := g.GetCached(ctx, namespace, name)
+	if errors.Is(err, storage.ErrNotFound) || apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	switch o := obj.(type) {
+	case *rbacv1.Role:
+		return o.Rules, true, nil
+	case *rbacv1.ClusterRole:
+		return o.Rules, true, nil
+	}
+	return nil, false, fmt.Errorf("read a %T as %s %q", obj, resource, name)
 }
 
 func (e *Escalation) authorizer() authz.Authorizer {
@@ -65,10 +100,15 @@ func (e *Escalation) resolver() RuleResolver {
 		return nil
 	}
 	r := e.Rules()
-	if r == nil || (reflect.ValueOf(r).Kind() == reflect.Pointer && reflect.ValueOf(r).IsNil()) {
+	if isNil(r) {
 		return nil
 	}
 	return r
+}
+
+// isNil reports whether v is nil or holds a nil pointer.
+func isNil(v any) bool {
+	return v == nil || (reflect.ValueOf(v).Kind() == reflect.Pointer && reflect.ValueOf(v).IsNil())
 }
 
 // fullAuthority is what setting an aggregationRule takes: everything.
@@ -287,6 +327,13 @@ func (e *Escalation) checkBinding(ctx context.Context, obj, old runtime.Object) 
 	if owner != nil {
 		rules, found = owner.RoleRefRules(namespace, ref)
 		held = owner.RulesFor(u, namespace)
+	}
+	if !found {
+		stored, ok, err := e.storedRules(ctx, refResource, namespace, ref.Name)
+		if err != nil {
+			return err
+		}
+		rules, found = stored, ok
 	}
 	if !found {
 		return apierrors.NewNotFound(schema.GroupResource{Group: Group, Resource: refResource}, ref.Name)

@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/authz"
+	"skiff.dev/apiserver/pkg/storage"
 )
 
 func rule(groups, resources, verbs []string) rbacv1.PolicyRule {
@@ -90,6 +92,23 @@ func (f fakeRules) RoleRefRules(ns string, ref rbacv1.RoleRef) ([]rbacv1.PolicyR
 	return r, ok
 }
 
+// stored is the storage of the Roles the index has not seen: "fresh"
+// (get secrets) and "fresh-nodes" in ns, and "broken", which fails.
+type stored struct{ resource string }
+
+func (s stored) GetCached(_ context.Context, ns, name string) (runtime.Object, error) {
+	switch {
+	case s.resource != "roles" || ns != "ns":
+	case name == "fresh":
+		return &rbacv1.Role{Rules: []rbacv1.PolicyRule{getSecrets}}, nil
+	case name == "fresh-nodes":
+		return &rbacv1.Role{Rules: []rbacv1.PolicyRule{rule(core, []string{"nodes"}, []string{"get"})}}, nil
+	case name == "broken":
+		return nil, apierrors.NewServiceUnavailable("etcd is away")
+	}
+	return nil, fmt.Errorf("%w: %s", storage.ErrNotFound, name)
+}
+
 // allowing is an authorizer allowing exactly the listed "verb resource
 // namespace name" requests of the RBAC group.
 func allowing(allowed ...string) func() authz.Authorizer {
@@ -121,6 +140,7 @@ func TestEscalationChecks(t *testing.T) {
 	e := &Escalation{
 		Authorizer: allowing("bob bind clusterroles ns cluster-admin", "erin escalate roles ns ", "erin escalate roles ns r"),
 		Rules:      func() RuleResolver { return rules },
+		Stored:     func(resource string) Getter { return stored{resource} },
 	}
 	user := func(name string, groups ...string) context.Context {
 		return authn.WithUser(context.Background(), &authn.User{Name: name, Groups: groups})
@@ -184,6 +204,9 @@ func TestEscalationChecks(t *testing.T) {
 		{"bind a held cluster role", user("alice"), rb("ClusterRole", "pod-reader"), nil, ok},
 		{"bind cluster-admin", user("alice"), rb("ClusterRole", "cluster-admin"), nil, forbidden},
 		{"bind a missing role", user("alice"), rb("Role", "nope"), nil, notFound},
+		{"bind a stored role the index lacks", user("alice"), rb("Role", "fresh"), nil, ok},
+		{"bind a stored role beyond held rules", user("alice"), rb("Role", "fresh-nodes"), nil, forbidden},
+		{"storage failing", user("alice"), rb("Role", "broken"), nil, "ServiceUnavailable"},
 		{"bind verb on the role", user("bob"), rb("ClusterRole", "cluster-admin"), nil, ok},
 		{"bind verb is per namespace", user("bob"), crb("cluster-admin"), nil, forbidden},
 		{"cluster binding needs cluster-wide rules", user("alice"), crb("pod-reader"), nil, forbidden},
@@ -220,6 +243,10 @@ func TestEscalationChecks(t *testing.T) {
 			case notFound:
 				if !apierrors.IsNotFound(err) {
 					t.Fatalf("got %v, want NotFound", err)
+				}
+			default:
+				if !apierrors.IsServiceUnavailable(err) {
+					t.Fatalf("got %v, want %s", err, tc.want)
 				}
 			}
 		})
