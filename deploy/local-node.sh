@@ -64,10 +64,15 @@ D="node-$NAME" # the prefix of its daemons' pid and log files
 kubectl_() { "$BIN/skiffctl" --kubeconfig "$KC" --request-timeout 10s "$@"; }
 
 # Where make up keeps its node's state; the node's goes beside it.
-[ -f "$SKIFF_HOME/run/layout.env" ] || { [ "$ACTION" = down ] && [ ! -e "$ND/node.env" ] && exit 0; }
+if [ ! -f "$SKIFF_HOME/run/layout.env" ]; then
+	[ "$ACTION" = up ] || [ -e "$ND/node.env" ] || exit 0
+	[ "$ACTION" = down ] || die "no cluster in $SKIFF_HOME: run make up first"
+fi
 CTRD_STATE=/run/skiff-containerd CGROUP_ROOT=/skiff NETNS_DIR=/run/skiff-netns
-# shellcheck source=/dev/null
-[ -f "$SKIFF_HOME/run/layout.env" ] && . "$SKIFF_HOME/run/layout.env"
+if [ -f "$SKIFF_HOME/run/layout.env" ]; then
+	# shellcheck source=/dev/null
+	. "$SKIFF_HOME/run/layout.env"
+fi
 N_CTRD_STATE="$CTRD_STATE-node-$NAME"
 N_CTRD_SOCK="$N_CTRD_STATE/containerd.sock"
 N_NETNS_DIR="$NETNS_DIR-node-$NAME"

@@ -220,3 +220,30 @@ spec:
 	c.makeNode(t, "node-up")
 	return func() string { return c.nodeState(t, secondNode) }
 }
+
+// TestWalkthroughNodeUpRefusals: make node-up without a cluster, with a
+// name that is no DNS label, or local-node.sh without up or down, says
+// why and fails; node-down of a node never added has nothing to do.
+func TestWalkthroughNodeUpRefusals(t *testing.T) {
+	c := newLocalCluster(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"up", secondNode}, "skiff node " + secondNode + ": no cluster in " + c.home + ": run make up first"},
+		{[]string{"up", "Bad_Name"}, "skiff node: NODE=Bad_Name: a node name of lowercase letters, digits and '-'"},
+		{[]string{"sideways", secondNode}, "skiff node: usage: local-node.sh up|down NAME"},
+	} {
+		out, err := c.script(t, nil, append([]string{"deploy/local-node.sh"}, tc.args...)...)
+		if err == nil {
+			t.Errorf("local-node.sh %v succeeded:\n%s", tc.args, out)
+		}
+		mustContain(t, out, tc.want)
+	}
+	if out, err := c.script(t, nil, "deploy/local-node.sh", "down", secondNode); err != nil {
+		t.Errorf("node-down of a node never added: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(c.home, "nodes")); err == nil {
+		t.Errorf("the refused node-up left %s", filepath.Join(c.home, "nodes"))
+	}
+}
