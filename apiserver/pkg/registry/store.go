@@ -393,6 +393,11 @@ func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, stra
 					return nil, err
 				}
 				rollbacks = append(rollbacks, rb)
+			} else if h, ok := s.Hooks.(DryRunHook); ok && dryRun {
+				// As a dry-run create does.
+				if err := h.DryRunCreate(ctx, obj); err != nil {
+					return nil, err
+				}
 			}
 			return obj, nil
 		}

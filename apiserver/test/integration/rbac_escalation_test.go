@@ -150,6 +150,10 @@ func TestRBACEscalationPrevention(t *testing.T) {
 		[]byte(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"applied"},"rules":[{"apiGroups":["*"],"resources":["*"],"verbs":["*"]}]}`),
 		metav1.PatchOptions{FieldManager: "alice"})
 	refused("alice applying a Role of everything", err, "roles", "applied", `{APIGroups:["*"], Resources:["*"], Verbs:["*"]}`)
+	_, err = alice.RbacV1().Roles(ns).Patch(c, "applied", types.ApplyPatchType,
+		[]byte(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"applied"},"rules":[{"apiGroups":["*"],"resources":["*"],"verbs":["*"]}]}`),
+		metav1.PatchOptions{FieldManager: "alice", DryRun: []string{metav1.DryRunAll}})
+	refused("alice applying a Role of everything, dry run", err, "roles", "applied", `{APIGroups:["*"], Resources:["*"], Verbs:["*"]}`)
 	// A label is no escalation.
 	if _, err := alice.RbacV1().Roles(ns).Patch(c, "pod-reader", types.MergePatchType, []byte(`{"metadata":{"labels":{"a":"b"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Errorf("alice labelling her Role: %v", err)
