@@ -67,6 +67,8 @@ type Handler struct {
 	custom customStores
 	// fields records managedFields and serves server-side apply.
 	fields *fieldmanager.Managers
+	// routes finds Install's routes without gorilla/mux (Routes).
+	routes routes
 }
 
 // NewHandler builds the handler for the given stores.
@@ -76,6 +78,7 @@ func NewHandler(codecs *api.Codecs, stores []*registry.Store, shutdown <-chan st
 		stores:            map[schema.GroupVersionResource]*registry.Store{},
 		printer:           printers.New(),
 		fields:            fieldmanager.New(codecs.Scheme),
+		routes:            routes{table: map[routeKey]route{}},
 		MinRequestTimeout: 30 * time.Minute,
 		shutdown:          shutdown,
 	}
@@ -97,27 +100,41 @@ func (h *Handler) Store(gvr schema.GroupVersionResource) *registry.Store {
 	return h.customStore(gvr)
 }
 
-// Install adds a route for every resource, subresource and scope to r.
+// Install adds a route for every resource, subresource and scope to r, and
+// to the table Routes serves them from.
 func (h *Handler) Install(r *mux.Router) {
+	add := func(k routeKey, template string, handler http.Handler) {
+		r.Handle(template, handler)
+		h.routes.add(k, template, handler)
+	}
 	for _, s := range h.stores {
 		s := s
 		root := "/apis/" + s.R.Group + "/" + s.R.Version
 		if s.R.Group == "" {
 			root = "/api/" + s.R.Version
 		}
-		coll := root + "/" + s.R.Resource
+		res := s.R.Resource
 		if s.R.Namespaced {
-			// Across namespaces: the collection only.
-			r.Handle(coll, h.collection(s, false))
-			coll = root + "/namespaces/{namespace}/" + s.R.Resource
-		}
-		r.Handle(coll, h.collection(s, s.R.Namespaced))
-		r.Handle(coll+"/{name}", h.item(s, ""))
-		for _, sub := range s.R.Subresources() {
-			r.Handle(coll+"/{name}/"+sub, h.item(s, sub))
-			if sub == registry.SubProxy {
-				// The proxied path follows.
-				r.Handle(coll+"/{name}/"+sub+"/{path:.*}", h.item(s, sub))
+			coll := root + "/namespaces/{namespace}/" + res
+			add(routeKey{root: root, namespaced: true, resource: res}, coll, h.collection(s, true))
+			add(routeKey{root: root, namespaced: true, resource: res, named: true}, coll+"/{name}", h.item(s, ""))
+			for _, sub := range s.R.Subresources() {
+				add(routeKey{root: root, namespaced: true, resource: res, named: true, sub: sub}, coll+"/{name}/"+sub, h.item(s, sub))
+				if sub == registry.SubProxy {
+					// The proxied path follows; only gorilla/mux knows it.
+					r.Handle(coll+"/{name}/"+sub+"/{path:.*}", h.item(s, sub))
+				}
+			}
+			add(routeKey{root: root, resource: res}, root+"/"+res, h.collection(s, false))
+		} else {
+			coll := root + "/" + res
+			add(routeKey{root: root, resource: res}, coll, h.collection(s, false))
+			add(routeKey{root: root, resource: res, named: true}, coll+"/{name}", h.item(s, ""))
+			for _, sub := range s.R.Subresources() {
+				add(routeKey{root: root, resource: res, named: true, sub: sub}, coll+"/{name}/"+sub, h.item(s, sub))
+				if sub == registry.SubProxy {
+					r.Handle(coll+"/{name}/"+sub+"/{path:.*}", h.item(s, sub))
+				}
 			}
 		}
 	}

@@ -462,7 +462,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	// The aggregator sees every authenticated, authorized request first:
 	// the group-versions of APIServices with a service are proxied.
 	s.workers = newRequestWorkers(requestWorkerLimit)
-	return s.withTracing(s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(r)))))
+	return s.withTracing(s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(s.handler.Routes(r))))))
 }
 
 // requestWorkerLimit bounds the goroutines kept for short requests; more
