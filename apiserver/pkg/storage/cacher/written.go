@@ -9,7 +9,7 @@ import (
 // written holds the objects this server has just created through the
 // cacher, by key, until the watch delivers their creation: the cache then
 // keeps the object itself instead of decoding the bytes etcd sends back,
-// which are its encoding (storage.HandOver says when a caller allows it).
+// which are its encoding (Cacher.CreateHandedOver puts them here, with Config.KeepCreated).
 // An object whose event has gone by before it was put here (the watch can
 // be faster than the write's own answer) is not kept: that event was
 // decoded, and no later one can be its.
