@@ -72,7 +72,7 @@ node-down:
 # SKIFF_HOME of its own (e2e/walkthrough_test.go). Several minutes, as root:
 # not part of make test.
 test-walkthrough: build
-	cd e2e && $(GO) test -tags walkthrough -count=1 -timeout 30m -v -run 'TestLocalUpFailures|TestWalkthrough' .
+	cd e2e && $(GO) test -tags walkthrough -count=1 -timeout 30m -v -run 'TestLocalLibRunning|TestLocalUpFailures|TestWalkthrough' .
 
 # The production shape on this one machine (e2e/multinode_test.go): 3 etcd
 # members with TLS (Debian's etcd-server), 2 API servers, 2 controller

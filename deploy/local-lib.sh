@@ -62,10 +62,17 @@ CONF
 # running NAME: its process (pid file) runs, and is ours: its command line
 # names $SKIFF_HOME.
 running() {
-	local pidfile="$SKIFF_HOME/run/$1.pid" pid
+	local pidfile="$SKIFF_HOME/run/$1.pid" pid stat
 	[ -f "$pidfile" ] || return 1
 	pid="$(cat "$pidfile")"
-	[ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$SKIFF_HOME"
+	stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 1
+	# After the command's name: the state (Z: it has exited) and the parent.
+	set -- ${stat##*) }
+	[ "$1" != Z ] || return 1
+	# This shell's own child may not have exec'ed its command yet (its
+	# cmdline is still this script's): it is the daemon being started.
+	[ "$2" = "$$" ] && return 0
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$SKIFF_HOME"
 }
 
 # start NAME COMMAND...: start COMMAND in the background with its log,
