@@ -300,12 +300,18 @@ func currentUtilization(h *autoscalingv2.HorizontalPodAutoscaler) int32 {
 	return ptr.Deref(h.Status.CurrentMetrics[0].Resource.Current.AverageUtilization, -1)
 }
 
-// hpaIs waits until the HPA's status satisfies ok.
+// hpaIs waits until the HPA web's status satisfies ok.
 func hpaIs(ctx context.Context, t *testing.T, client kubernetes.Interface, what string, ok func(*autoscalingv2.HorizontalPodAutoscaler) bool) {
+	t.Helper()
+	hpaNamedIs(ctx, t, client, "web", what, ok)
+}
+
+// hpaNamedIs waits until the status of the HPA name satisfies ok.
+func hpaNamedIs(ctx context.Context, t *testing.T, client kubernetes.Interface, name, what string, ok func(*autoscalingv2.HorizontalPodAutoscaler) bool) {
 	t.Helper()
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		h, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "web", metav1.GetOptions{})
+		h, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -336,5 +342,77 @@ func runningPods(ctx context.Context, t *testing.T, client kubernetes.Interface,
 	})
 	if err != nil {
 		t.Fatalf("%d running pods, want %d: %v", got, n, err)
+	}
+}
+
+// HPAs on a ReplicaSet and on a StatefulSet scale them through their /scale
+// subresources as the one on a Deployment does: each target's pods share
+// the load given for its selector (180% of one pod's request against a 50%
+// target: 4 pods), and the targets' spec.replicas follow.
+func TestHPAScalesReplicaSetAndStatefulSet(t *testing.T) {
+	ts := testserver.Start(t, nil)
+	cmtest.Start(t, ts, func(o *cmapp.Options) { o.Controllers = []string{"replicaset", "statefulset"} })
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	client := ts.Client
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kctx, kcancel := context.WithCancel(context.Background())
+	var kwg sync.WaitGroup
+	kwg.Add(1)
+	go func() { defer kwg.Done(); kubelet(kctx, client) }()
+	t.Cleanup(func() { kcancel(); kwg.Wait() })
+	l := &load{}
+	l.total.Store(180)
+	startHPAController(t, ts, metricsAPI(client, l))
+
+	template := func(app string) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}},
+		}
+	}
+	if _, err := client.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "rs"},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rs"}}, Template: template("rs")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ss"},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), ServiceName: "ss", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ss"}}, Template: template("ss")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []struct{ kind, name string }{{"ReplicaSet", "rs"}, {"StatefulSet", "ss"}} {
+		if _, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{
+			ObjectMeta: metav1.ObjectMeta{Name: target.name},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: target.kind, Name: target.name},
+				MaxReplicas:    10,
+				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}},
+			},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"rs", "ss"} {
+		hpaNamedIs(ctx, t, client, name, name+" scaled up to 4", func(h *autoscalingv2.HorizontalPodAutoscaler) bool {
+			return h.Status.DesiredReplicas == 4 && h.Status.CurrentReplicas == 4 && currentUtilization(h) == 45
+		})
+	}
+	rs, err := client.AppsV1().ReplicaSets(ns).Get(ctx, "rs", metav1.GetOptions{})
+	if err != nil || *rs.Spec.Replicas != 4 {
+		t.Fatalf("ReplicaSet replicas %v: %v", rs.Spec.Replicas, err)
+	}
+	ss, err := client.AppsV1().StatefulSets(ns).Get(ctx, "ss", metav1.GetOptions{})
+	if err != nil || *ss.Spec.Replicas != 4 {
+		t.Fatalf("StatefulSet replicas %v: %v", ss.Spec.Replicas, err)
 	}
 }
