@@ -291,7 +291,7 @@ func TestDrain(t *testing.T) {
 	if _, err := os.Stat(kubectlPath); err == nil {
 		must(t, ts, "", "uncordon", "node-1")
 		out, errOut, err := kubectlRun(t, ts, "drain", "node-1", "--grace-period=0")
-		if err == nil || out != r.out || errOut != stderrOf(r) {
+		if err == nil || out != r.out || drainErrors(errOut) != drainErrors(stderrOf(r)) {
 			t.Errorf("kubectl drain refused differently (%v):\nstdout %q\nstderr %q\nskiffctl:\nstdout %q\nstderr %q", err, out, errOut, r.out, stderrOf(r))
 		}
 	}
@@ -424,4 +424,25 @@ func sortedWarning(s string) string {
 	parts := strings.Split(strings.TrimSpace(strings.TrimPrefix(s, "Warning: ")), "; ")
 	slices.Sort(parts)
 	return strings.Join(parts, "; ")
+}
+
+// drainErrors is a refused drain's stderr with its errors in one order:
+// kubectl gathers them in a map (kubectl/pkg/drain's PodDeleteList.errors),
+// so it prints them in any order, within the brackets and line by line.
+func drainErrors(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		a, b := strings.Index(l, "["), strings.LastIndex(l, "]")
+		if a < 0 || b < a {
+			continue
+		}
+		items := strings.Split(l[a+1:b], ", cannot delete ")
+		for j := 1; j < len(items); j++ {
+			items[j] = "cannot delete " + items[j]
+		}
+		slices.Sort(items)
+		lines[i] = l[:a+1] + strings.Join(items, ", ") + l[b:]
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
