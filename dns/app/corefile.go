@@ -178,18 +178,8 @@ func useCorefile(src corefileSource) (caddy.Input, error) {
 			return in, nil
 		}))
 	})
-	in, err := src.load()
-	if err != nil {
-		return nil, err
-	}
-	// This Corefile is the running one from now on, before its instance
-	// starts: an earlier instance's reload loop that ticks in between
-	// must find it unchanged, not restart its stopped instance into it
-	// (CoreDNS's Server.Stop run twice panics).
-	body := in.Body()
-	running.Store(&body)
 	current.Store(&src)
-	return in, nil
+	return src.load()
 }
 
 // CoreDNS is the module path of the CoreDNS skiff-dns links.
