@@ -89,18 +89,11 @@ func nodeAddress(t *testing.T) {
 	// The snapshot taken before make up must not catch the pair's carrier
 	// still coming up: its routes would read "linkdown" there and not
 	// after make down.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	harness.Poll(t, 30*time.Second, "node0's carrier", func() (bool, string) {
 		// ip, not /sys/class/net: sysfs shows the host's namespace.
 		link, err := exec.Command("ip", "-o", "link", "show", "dev", "node0").CombinedOutput()
-		if err == nil && strings.Contains(string(link), "LOWER_UP") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node0's carrier is not up after 30s: %s, %v", link, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && strings.Contains(string(link), "LOWER_UP"), fmt.Sprintf("%s %v", link, err)
+	})
 }
 
 // script runs bash with args in the repository with this SKIFF_HOME and

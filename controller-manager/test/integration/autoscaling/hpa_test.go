@@ -170,15 +170,16 @@ func startHPAController(t *testing.T, ts *testserver.TestServer, mc *metricsfake
 	})
 }
 
-// An HPA on a Deployment scales it up when its pods use three and a half
-// times their CPU target, holds the size while usage stays within the
-// tolerance, and after the load drops scales down only once its
-// scale-down window (2 s here) has passed.
-func TestHPAScalesDeploymentUpAndDown(t *testing.T) {
+// startHPACluster starts an API server, the controller manager with
+// controllers, the namespace with its default service account, the fake
+// kubelet and the HPA controller on fake metrics whose load starts at 180%
+// of one pod's 100m request. The context ends with the test (90 s at most).
+func startHPACluster(t *testing.T, controllers ...string) (context.Context, kubernetes.Interface, *load) {
+	t.Helper()
 	ts := testserver.Start(t, nil)
-	cmtest.Start(t, ts, func(o *cmapp.Options) { o.Controllers = []string{"deployment", "replicaset"} })
+	cmtest.Start(t, ts, func(o *cmapp.Options) { o.Controllers = controllers })
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	client := ts.Client
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -191,10 +192,18 @@ func TestHPAScalesDeploymentUpAndDown(t *testing.T) {
 	kwg.Add(1)
 	go func() { defer kwg.Done(); kubelet(kctx, client) }()
 	t.Cleanup(func() { kcancel(); kwg.Wait() })
-
 	l := &load{}
-	l.total.Store(180) // 180% of one pod's 100m request
+	l.total.Store(180)
 	startHPAController(t, ts, metricsAPI(client, l))
+	return ctx, client, l
+}
+
+// An HPA on a Deployment scales it up when its pods use three and a half
+// times their CPU target, holds the size while usage stays within the
+// tolerance, and after the load drops scales down only once its
+// scale-down window (2 s here) has passed.
+func TestHPAScalesDeploymentUpAndDown(t *testing.T) {
+	ctx, client, l := startHPACluster(t, "deployment", "replicaset")
 
 	labels := map[string]string{"app": "web"}
 	if _, err := client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
@@ -350,25 +359,7 @@ func runningPods(ctx context.Context, t *testing.T, client kubernetes.Interface,
 // the load given for its selector (180% of one pod's request against a 50%
 // target: 4 pods), and the targets' spec.replicas follow.
 func TestHPAScalesReplicaSetAndStatefulSet(t *testing.T) {
-	ts := testserver.Start(t, nil)
-	cmtest.Start(t, ts, func(o *cmapp.Options) { o.Controllers = []string{"replicaset", "statefulset"} })
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	client := ts.Client
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	kctx, kcancel := context.WithCancel(context.Background())
-	var kwg sync.WaitGroup
-	kwg.Add(1)
-	go func() { defer kwg.Done(); kubelet(kctx, client) }()
-	t.Cleanup(func() { kcancel(); kwg.Wait() })
-	l := &load{}
-	l.total.Store(180)
-	startHPAController(t, ts, metricsAPI(client, l))
+	ctx, client, _ := startHPACluster(t, "replicaset", "statefulset")
 
 	template := func(app string) corev1.PodTemplateSpec {
 		return corev1.PodTemplateSpec{
@@ -379,13 +370,13 @@ func TestHPAScalesReplicaSetAndStatefulSet(t *testing.T) {
 	}
 	if _, err := client.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "rs"},
-		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rs"}}, Template: template("rs")},
+		Spec:       appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rs"}}, Template: template("rs")},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := client.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "ss"},
-		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), ServiceName: "ss", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ss"}}, Template: template("ss")},
+		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), ServiceName: "ss", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ss"}}, Template: template("ss")},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
