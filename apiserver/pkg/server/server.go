@@ -78,7 +78,7 @@ type Server struct {
 	authorizer authz.Authorizer
 	rbac       *authz.RBAC
 	nodeAuthz  *authz.Node
-	workers    *requestWorkers
+	workers    *fastpath.RequestWorkers
 	// authzSynced is closed once the authorizers have read their objects.
 	authzSynced chan struct{}
 	// bootstrapped is closed once the bootstrap objects exist.
@@ -362,7 +362,7 @@ func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.client }
 
 func (s *Server) close() {
 	if s.workers != nil {
-		s.workers.stop()
+		s.workers.Stop()
 	}
 	if s.listener != nil {
 		_ = s.listener.Close()
@@ -461,8 +461,8 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	})
 	// The aggregator sees every authenticated, authorized request first:
 	// the group-versions of APIServices with a service are proxied.
-	s.workers = newRequestWorkers(requestWorkerLimit)
-	return s.withTracing(s.workers.wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(s.handler.Routes(r))))))
+	s.workers = fastpath.NewRequestWorkers(requestWorkerLimit)
+	return s.withTracing(s.workers.Wrap(s.withFilters(s.aggregator.Handler(s.withMetricsAPI(s.handler.Routes(r))))))
 }
 
 // requestWorkerLimit bounds the goroutines kept for short requests; more

@@ -1,4 +1,4 @@
-package server
+package fastpath
 
 import (
 	"net/http"
@@ -11,9 +11,9 @@ import (
 )
 
 func TestRequestWorkersAreReused(t *testing.T) {
-	p := newRequestWorkers(100)
+	p := NewRequestWorkers(100)
 	served := 0
-	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := p.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		served++
 		w.WriteHeader(http.StatusCreated)
 	}))
@@ -36,7 +36,7 @@ func TestRequestWorkersAreReused(t *testing.T) {
 }
 
 func TestRequestWorkersBoundedThenInline(t *testing.T) {
-	p := newRequestWorkers(2)
+	p := NewRequestWorkers(2)
 	// All five are served at once: two on workers, three on their own
 	// goroutines.
 	release := serveAtOnce(t, p, 5, http.MethodPut)
@@ -49,11 +49,11 @@ func TestRequestWorkersBoundedThenInline(t *testing.T) {
 // serveAtOnce starts n requests through p, each held in the handler until
 // release, and returns once all n are being served; release lets them
 // finish and waits for them.
-func serveAtOnce(t *testing.T, p *requestWorkers, n int, method string) (release func()) {
+func serveAtOnce(t *testing.T, p *RequestWorkers, n int, method string) (release func()) {
 	t.Helper()
 	held := make(chan struct{})
 	var inHandler, done sync.WaitGroup
-	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := p.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		inHandler.Done()
 		<-held
 	}))
@@ -73,8 +73,8 @@ func serveAtOnce(t *testing.T, p *requestWorkers, n int, method string) (release
 }
 
 func TestRequestWorkersPanicReachesTheRequestsGoroutine(t *testing.T) {
-	p := newRequestWorkers(1)
-	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p := NewRequestWorkers(1)
+	h := p.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}))
 	for range 2 {
@@ -95,8 +95,8 @@ func TestRequestWorkersPanicReachesTheRequestsGoroutine(t *testing.T) {
 }
 
 func TestRequestWorkersLeaveLongRunningRequests(t *testing.T) {
-	p := newRequestWorkers(4)
-	h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	p := NewRequestWorkers(4)
+	h := p.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	for _, target := range []string{
 		"/api/v1/namespaces/a/pods?watch=true",
 		"/api/v1/watch/namespaces/a/pods",
@@ -145,11 +145,11 @@ func waitGroupWithin(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
 }
 
 func TestRequestWorkersEndWhenStopped(t *testing.T) {
-	p := newRequestWorkers(4)
+	p := NewRequestWorkers(4)
 	release := serveAtOnce(t, p, 3, http.MethodPost)
 	// Stopped while its workers are busy: they finish their requests,
 	// then end, freeing every slot.
-	p.stop()
+	p.Stop()
 	release()
 	if n := p.started.Load(); n != 3 {
 		t.Fatalf("%d workers started, want 3", n)
@@ -178,9 +178,9 @@ func TestRequestWorkersAnswerAsThePlainHandler(t *testing.T) {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte(`{"method":"` + r.Method + `","query":"` + r.URL.RawQuery + `"}`))
 	})
-	p := newRequestWorkers(2)
-	defer p.stop()
-	pooled := p.wrap(plain)
+	p := NewRequestWorkers(2)
+	defer p.Stop()
+	pooled := p.Wrap(plain)
 	serve := func(h http.Handler, method, target string) (rec *httptest.ResponseRecorder, panicked any) {
 		defer func() { panicked = recover() }()
 		rec = httptest.NewRecorder()
