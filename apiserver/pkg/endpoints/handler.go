@@ -28,6 +28,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/api"
+	"skiff.dev/apiserver/pkg/fastpath"
 	"skiff.dev/apiserver/pkg/fieldmanager"
 	"skiff.dev/apiserver/pkg/kubeletclient"
 	"skiff.dev/apiserver/pkg/printers"
@@ -68,7 +69,7 @@ type Handler struct {
 	// fields records managedFields and serves server-side apply.
 	fields *fieldmanager.Managers
 	// routes finds Install's routes without gorilla/mux (Routes).
-	routes routes
+	routes *fastpath.RouteTable
 }
 
 // NewHandler builds the handler for the given stores.
@@ -78,7 +79,7 @@ func NewHandler(codecs *api.Codecs, stores []*registry.Store, shutdown <-chan st
 		stores:            map[schema.GroupVersionResource]*registry.Store{},
 		printer:           printers.New(),
 		fields:            fieldmanager.New(codecs.Scheme),
-		routes:            routes{table: map[routeKey]route{}},
+		routes:            fastpath.NewRouteTable(),
 		MinRequestTimeout: 30 * time.Minute,
 		shutdown:          shutdown,
 	}
@@ -100,12 +101,19 @@ func (h *Handler) Store(gvr schema.GroupVersionResource) *registry.Store {
 	return h.customStore(gvr)
 }
 
+// Routes serves the routes of Install from its table (the fast path
+// fastpath.RouteTable) and everything else through r, which Install must
+// have been given first.
+func (h *Handler) Routes(r *mux.Router) *fastpath.RouteTable {
+	return h.routes.InFrontOf(r)
+}
+
 // Install adds a route for every resource, subresource and scope to r, and
 // to the table Routes serves them from.
 func (h *Handler) Install(r *mux.Router) {
-	add := func(k routeKey, template string, handler http.Handler) {
+	add := func(k fastpath.RouteKey, template string, handler http.Handler) {
 		r.Handle(template, handler)
-		h.routes.add(k, template, handler)
+		h.routes.Add(k, template, handler)
 	}
 	for _, s := range h.stores {
 		s := s
@@ -116,22 +124,22 @@ func (h *Handler) Install(r *mux.Router) {
 		res := s.R.Resource
 		if s.R.Namespaced {
 			coll := root + "/namespaces/{namespace}/" + res
-			add(routeKey{root: root, namespaced: true, resource: res}, coll, h.collection(s, true))
-			add(routeKey{root: root, namespaced: true, resource: res, named: true}, coll+"/{name}", h.item(s, ""))
+			add(fastpath.RouteKey{Root: root, Namespaced: true, Resource: res}, coll, h.collection(s, true))
+			add(fastpath.RouteKey{Root: root, Namespaced: true, Resource: res, Named: true}, coll+"/{name}", h.item(s, ""))
 			for _, sub := range s.R.Subresources() {
-				add(routeKey{root: root, namespaced: true, resource: res, named: true, sub: sub}, coll+"/{name}/"+sub, h.item(s, sub))
+				add(fastpath.RouteKey{Root: root, Namespaced: true, Resource: res, Named: true, Sub: sub}, coll+"/{name}/"+sub, h.item(s, sub))
 				if sub == registry.SubProxy {
 					// The proxied path follows; only gorilla/mux knows it.
 					r.Handle(coll+"/{name}/"+sub+"/{path:.*}", h.item(s, sub))
 				}
 			}
-			add(routeKey{root: root, resource: res}, root+"/"+res, h.collection(s, false))
+			add(fastpath.RouteKey{Root: root, Resource: res}, root+"/"+res, h.collection(s, false))
 		} else {
 			coll := root + "/" + res
-			add(routeKey{root: root, resource: res}, coll, h.collection(s, false))
-			add(routeKey{root: root, resource: res, named: true}, coll+"/{name}", h.item(s, ""))
+			add(fastpath.RouteKey{Root: root, Resource: res}, coll, h.collection(s, false))
+			add(fastpath.RouteKey{Root: root, Resource: res, Named: true}, coll+"/{name}", h.item(s, ""))
 			for _, sub := range s.R.Subresources() {
-				add(routeKey{root: root, resource: res, named: true, sub: sub}, coll+"/{name}/"+sub, h.item(s, sub))
+				add(fastpath.RouteKey{Root: root, Resource: res, Named: true, Sub: sub}, coll+"/{name}/"+sub, h.item(s, sub))
 				if sub == registry.SubProxy {
 					r.Handle(coll+"/{name}/"+sub+"/{path:.*}", h.item(s, sub))
 				}
