@@ -15,14 +15,11 @@ type sources struct {
 	// KubeSrc is k8s.io/kubernetes in the module cache: the images' data
 	// files (porter's certificate, kitten's and nautilus' pages).
 	KubeSrc string
-	// Busybox is Debian's static busybox (busybox-static).
+	// Busybox is a static busybox whose ash passes on environment
+	// variables whose names are not shell identifiers ("data-1", as
+	// envFrom makes them), as upstream's busybox 1.36 image does:
+	// busybox.sh builds Debian's with that option on.
 	Busybox string
-	// Shell is the /bin/sh of the images (Debian's bash, with its
-	// libraries): Debian's busybox 1.35 ash drops environment variables
-	// whose names are not shell identifiers ("data-1", as envFrom makes
-	// them) before running a command, where upstream's busybox 1.36 image
-	// passes them on; empty keeps busybox's ash as sh.
-	Shell string
 	// Dig, Curl and Netcat are Debian's (bind9-dnsutils, curl,
 	// netcat-openbsd as upstream's agnhost image has it: the Services tests
 	// run "nc -v -t -w 2", which busybox's nc does not take), copied with
@@ -84,8 +81,7 @@ func catalog(src sources) ([]image, error) {
 	if err != nil {
 		return nil, err
 	}
-	// busybox: Debian's busybox-static, every applet linked in /bin, sh
-	// being bash when Shell is set.
+	// busybox: every applet linked in /bin, ash as /bin/sh.
 	base := newLayer().
 		HostFile("bin/busybox", src.Busybox, 0o755).
 		File("etc/passwd", []byte(passwd), 0o644).
@@ -95,9 +91,6 @@ func catalog(src sources) ([]image, error) {
 		Dir("usr/bin", 0o755).Dir("usr/sbin", 0o755).Dir("usr/local/bin", 0o755)
 	for _, a := range applets {
 		base.Symlink("bin/"+a, "busybox")
-	}
-	if src.Shell != "" {
-		base.HostBinary("bin/bash", src.Shell).Symlink("bin/sh", "bash")
 	}
 
 	// agnhost: upstream's Dockerfile on busybox instead of alpine; the
@@ -172,7 +165,7 @@ func catalog(src sources) ([]image, error) {
 	nonroot.User = "1234"
 
 	imgs := []image{
-		{Repo: "e2e-test-images/busybox", Tag: "1.36.1-1", From: "Debian busybox-static (sh: Debian's bash)", Layers: []*layer{base}, Config: shell},
+		{Repo: "e2e-test-images/busybox", Tag: "1.36.1-1", From: "Debian's busybox 1.35, built by busybox.sh (ash passes on every variable)", Layers: []*layer{base}, Config: shell},
 		{Repo: "e2e-test-images/agnhost", Tag: "2.53", From: "k8s.io/kubernetes/test/images/agnhost on busybox, dig, curl and netcat-openbsd from Debian", Layers: []*layer{base, agnhost}, Config: agnhostConfig},
 		{Repo: "e2e-test-images/kitten", Tag: "1.7", From: "agnhost test-webserver with upstream's kitten page", Layers: []*layer{base, agnhost, webPage("kitten")}, Config: withCmd(agnhostConfig, "test-webserver")},
 		{Repo: "e2e-test-images/nautilus", Tag: "1.7", From: "agnhost test-webserver with upstream's nautilus page", Layers: []*layer{base, agnhost, webPage("nautilus")}, Config: withCmd(agnhostConfig, "test-webserver")},

@@ -31,8 +31,7 @@ func run(args []string) error {
 	var src sources
 	fs.StringVar(&src.Bin, "bin", "", "directory with agnhost, nnp, sample-apiserver, etcd and pause")
 	fs.StringVar(&src.KubeSrc, "kube-src", "", "k8s.io/kubernetes module directory (data files of the images)")
-	fs.StringVar(&src.Busybox, "busybox", "/bin/busybox", "static busybox (Debian busybox-static)")
-	fs.StringVar(&src.Shell, "shell", lookPath("bash"), "the images' /bin/sh (Debian's bash), copied with its libraries; empty: busybox's ash")
+	fs.StringVar(&src.Busybox, "busybox", "", "static busybox whose ash passes on badly-named variables (busybox.sh builds it)")
 	fs.StringVar(&src.Dig, "dig", lookPath("dig"), "dig (Debian bind9-dnsutils), copied with its libraries; empty: none")
 	fs.StringVar(&src.Curl, "curl", lookPath("curl"), "curl, copied with its libraries; empty: none")
 	fs.StringVar(&src.Getent, "getent", lookPath("getent"), "getent (Debian libc-bin), copied with its libraries; empty: none (the DNS tests' /etc/hosts probes fail)")
@@ -46,9 +45,13 @@ func run(args []string) error {
 	}
 	if *list {
 		src.Bin, src.KubeSrc = os.DevNull, os.DevNull
+		if src.Busybox == "" {
+			// The applets are the same in Debian's busybox-static.
+			src.Busybox = "/bin/busybox"
+		}
 	}
-	if !*list && (src.Bin == "" || src.KubeSrc == "" || *out == "" || *registry == "") {
-		return fmt.Errorf("-bin, -kube-src, -out and -registry are required")
+	if !*list && (src.Bin == "" || src.KubeSrc == "" || src.Busybox == "" || *out == "" || *registry == "") {
+		return fmt.Errorf("-bin, -kube-src, -busybox, -out and -registry are required")
 	}
 	imgs, err := catalog(src)
 	if err != nil && !*list {
