@@ -8,7 +8,7 @@ export SKIFF_HOME
 # Daemons whose modules have a command today; the others start empty and
 # are filled by their own issues.
 COMMANDS := apiserver/cmd/skiff-apiserver controller-manager/cmd/skiff-controller-manager scheduler/cmd/skiff-scheduler kubelet/cmd/skiff-kubelet kubelet/cmd/skiff-log-driver kubelet/cmd/skiff-pause proxy/cmd/skiff-proxy dns/cmd/skiff-dns ctl/cmd/skiffctl
-MODULES := apiserver component-base ctl controller-manager kubelet proxy dns scheduler e2e
+MODULES := apiserver component-base conformance ctl controller-manager kubelet proxy dns scheduler e2e
 
 .PHONY: all build test test-unit test-integration test-e2e up down bench fuzz vet clean
 .PHONY: test-walkthrough test-multinode bench-tracing
