@@ -140,6 +140,48 @@ func TestPostStartHookErrorWaitingReason(t *testing.T) {
 	}
 }
 
+// A postStart sleep holds the container's start back, as upstream's: the
+// pod's status (and its start observation) comes only once the sleep is
+// over; the fake clock moves by the sleep.
+func TestPostStartSleepHook(t *testing.T) {
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}}
+	h := newHarness(p)
+	rec, _ := h.withHandlers()
+	var sleeps []time.Duration
+	var during []string
+	h.containersHook().Handlers.Sleep = func(_ context.Context, d time.Duration) {
+		sleeps = append(sleeps, d)
+		h.status.mu.Lock()
+		sent := len(h.status.statuses)
+		h.status.mu.Unlock()
+		if !strings.HasSuffix(strings.Join(h.rt.calls, "|"), "start c 0") {
+			during = append(during, "the sleep ran before the start: "+strings.Join(h.rt.calls, "|"))
+		}
+		if sent != 0 || h.w.Running() {
+			during = append(during, "a status was sent before the sleep was over")
+		}
+		h.clock.Step(d)
+	}
+	h.sync(t)
+	for _, e := range during {
+		t.Error(e)
+	}
+	if len(sleeps) != 1 || sleeps[0] != 5*time.Second {
+		t.Fatalf("sleeps = %v, want [5s]", sleeps)
+	}
+	st := h.status.last()
+	if st.Phase != corev1.PodRunning || len(st.ContainerStatuses) != 1 || st.ContainerStatuses[0].State.Running == nil {
+		t.Fatalf("status after the sleep = %+v, want the container running", st)
+	}
+	if len(h.started) != 1 || h.started[0] != 5*time.Second {
+		t.Errorf("pod start observations = %v, want [5s] (the sleep included)", h.started)
+	}
+	if evs := events(rec); hasEvent(evs, "Warning FailedPostStartHook") {
+		t.Errorf("events %v: the sleep failed", evs)
+	}
+}
+
 func TestPreStopHook(t *testing.T) {
 	tests := []struct {
 		name      string
