@@ -62,10 +62,19 @@ func (r *HandlerRunner) Run(ctx context.Context, s *State, c *corev1.Container, 
 		return "", nil
 	case h.Sleep != nil:
 		d := time.Duration(h.Sleep.Seconds) * time.Second
-		if limit < d {
+		capped := limit <= d
+		if capped {
 			d = limit
 		}
 		r.sleep(ctx, d)
+		// As upstream's runSleepHandler: a sleep its context cut short
+		// failed. One cut at its limit (a preStop sleep as long as the
+		// grace period or longer) had all the time it was given.
+		if !capped && ctx.Err() != nil {
+			err := fmt.Errorf("container terminated before sleep hook finished")
+			return fmt.Sprintf("Sleep lifecycle hook (%d) for Container %q in Pod %q failed - error: %v",
+				h.Sleep.Seconds, c.Name, podName(s.Pod), err), err
+		}
 		return "", nil
 	case h.TCPSocket != nil:
 		err := fmt.Errorf("tcpSocket is not a valid lifecycle handler")

@@ -2,6 +2,7 @@ package pod
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -179,6 +180,43 @@ func TestPostStartSleepHook(t *testing.T) {
 	}
 	if evs := events(rec); hasEvent(evs, "Warning FailedPostStartHook") {
 		t.Errorf("events %v: the sleep failed", evs)
+	}
+}
+
+// A postStart sleep ends with its context, as upstream's runSleepHandler,
+// and then fails: the hook did not finish. The container is killed as
+// after any failed postStart hook.
+func TestPostStartSleepEndsWithContext(t *testing.T) {
+	s := NewState(testPod(corev1.RestartPolicyAlways, "busybox"))
+	c := &s.Pod.Spec.Containers[0]
+	h := &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 3600}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	msg, err := (&HandlerRunner{}).Run(ctx, s, c, "id", h, time.Duration(math.MaxInt64))
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the sleep took %v after its context ended", took)
+	}
+	want := `Sleep lifecycle hook (3600) for Container "c" in Pod "p_ns(u1)" failed - error: container terminated before sleep hook finished`
+	if err == nil || msg != want {
+		t.Errorf("Run = %q, %v; want %q", msg, err, want)
+	}
+
+	// In the pod's sync: the kubelet's context ends during the sleep.
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: h}
+	hs := newHarness(p)
+	rec, _ := hs.withHandlers()
+	sctx, scancel := context.WithCancel(context.Background())
+	defer scancel()
+	hs.containersHook().Handlers.Sleep = func(context.Context, time.Duration) { scancel() }
+	hs.w.Sync(sctx)
+	evs := events(rec)
+	if !hasEvent(evs, "Warning FailedPostStartHook PostStartHook failed") || !hasEvent(evs, "Normal Killing FailedPostStartHook") {
+		t.Errorf("events %v, want the failed hook's and the kill", evs)
+	}
+	if calls := strings.Join(hs.rt.calls, "|"); !strings.Contains(calls, "start c 0|stop c") {
+		t.Errorf("calls = %s, want the container stopped after its cut sleep", calls)
 	}
 }
 
