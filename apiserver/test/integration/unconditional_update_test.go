@@ -28,6 +28,12 @@ func TestUnconditionalUpdates(t *testing.T) {
 	}{
 		{name: "configmap", collection: "/api/v1/namespaces/default/configmaps",
 			create: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"},"data":{"a":"b"}}`},
+		{name: "secret", collection: "/api/v1/namespaces/default/secrets",
+			create: `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"u"},"stringData":{"a":"b"}}`},
+		{name: "resourcequota", collection: "/api/v1/namespaces/default/resourcequotas",
+			create: `{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"u"},"spec":{"hard":{"pods":"5"}}}`},
+		{name: "namespace", collection: "/api/v1/namespaces",
+			create: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"u"}}`},
 		{name: "service", collection: "/api/v1/namespaces/default/services",
 			create: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"u"},"spec":{"selector":{"a":"b"},"ports":[{"port":80}]}}`},
 		{name: "deployment", collection: "/apis/apps/v1/namespaces/default/deployments",
@@ -69,6 +75,10 @@ func TestUnconditionalUpdates(t *testing.T) {
 			}
 			if code != http.StatusOK || !strings.Contains(string(body), `"put":"yes"`) {
 				t.Errorf("PUT without resourceVersion: %d %s, want 200 with the label", code, body)
+			}
+			// Stored, not only answered.
+			if code, body = raw(t, ts, http.MethodGet, tc.collection+"/"+name, "", nil); code != http.StatusOK || !strings.Contains(string(body), `"put":"yes"`) {
+				t.Errorf("GET after the PUT: %d %s, want the label stored", code, body)
 			}
 		})
 	}
