@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	fakediscovery "k8s.io/client-go/discovery/fake"
@@ -385,4 +386,81 @@ func TestEventsQueueTrackingQuotas(t *testing.T) {
 	if got := drain(h.c); !got["ns/pods-q"] {
 		t.Errorf("a spec change queued %v, want ns/pods-q", got)
 	}
+}
+
+// A client's write of status.hard, as upstream's conformance test "should
+// apply changes to a resourcequota status" makes, stays until the quota is
+// synced for another reason, as upstream's controller leaves it: an update
+// of a quota's status alone queues nothing (upstream reacts to spec.hard
+// changes only). The next sync (the periodic full resync here) writes
+// spec.hard back, as upstream's statusLimitsDirty does, and so does a
+// change of spec.hard. The controller runs: informers on a fake clientset,
+// one worker.
+func TestStatusHardWriteLeftUntilNextSync(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	client := fake.NewClientset(newQuota("q", list("cpu", "1", "memory", "1Gi"), nil),
+		newQuota("marker", list("configmaps", "1"), nil))
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := NewController(client, f, nil, Options{SyncPeriod: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start(ctx.Done())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.Run(ctx, 1)
+	}()
+	defer func() {
+		cancel()
+		<-done
+		f.Shutdown()
+	}()
+	rqs := client.CoreV1().ResourceQuotas("ns")
+	// cached waits until the controller's cache holds name with status.hard
+	// equal to want: what the API holds has reached the controller.
+	cached := func(what, name string, want corev1.ResourceList) {
+		t.Helper()
+		var last corev1.ResourceList
+		err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			q, err := c.quotaLister.ResourceQuotas("ns").Get(name)
+			if err != nil {
+				return false, nil
+			}
+			last = q.Status.Hard
+			return quota.Equal(last, want), nil
+		})
+		if err != nil {
+			t.Fatalf("%s: status.hard of %s = %v, want %v", what, name, last, want)
+		}
+	}
+	patch := func(name, body string, sub ...string) {
+		t.Helper()
+		if _, err := rqs.Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{}, sub...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cached("the first sync", "q", list("cpu", "1", "memory", "1Gi"))
+	cached("the first sync", "marker", list("configmaps", "1"))
+
+	patch("q", `{"status":{"hard":{"cpu":"2","memory":"2Gi"}}}`, "status")
+	// A barrier: the controller's handler sees quota events in order and
+	// its one worker takes keys in order, so once marker's spec change is
+	// in marker's status, q was synced too if the status write queued it.
+	patch("marker", `{"spec":{"hard":{"configmaps":"2"}}}`)
+	cached("marker's spec change", "marker", list("configmaps", "2"))
+	q, err := rqs.Get(ctx, "q", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := list("cpu", "2", "memory", "2Gi"); !quota.Equal(q.Status.Hard, want) {
+		t.Fatalf("status.hard = %v right after the client wrote %v: the controller wrote it over", q.Status.Hard, want)
+	}
+
+	c.resyncAll() // what the periodic resync runs
+	cached("the full resync", "q", list("cpu", "1", "memory", "1Gi"))
+
+	patch("q", `{"status":{"hard":{"cpu":"2","memory":"2Gi"}}}`, "status")
+	patch("q", `{"spec":{"hard":{"cpu":"3"}}}`)
+	cached("a spec change", "q", list("cpu", "3", "memory", "1Gi"))
 }
