@@ -2,13 +2,11 @@ package app
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"text/template"
 
 	"github.com/coredns/caddy"
@@ -26,13 +24,14 @@ import (
 	_ "github.com/coredns/coredns/plugin/log"
 	_ "github.com/coredns/coredns/plugin/loop"
 	_ "github.com/coredns/coredns/plugin/metrics"
-	_ "github.com/coredns/coredns/plugin/reload"
 
 	// skiff-dns's own: ready in the place of CoreDNS's (which stops
-	// asking a plugin once it was ready), and kubeapi, whose readiness is
-	// the API server's.
+	// asking a plugin once it was ready), reload in the place of CoreDNS's
+	// (whose loops outlive their instances, see pkg/reload), and kubeapi,
+	// whose readiness is the API server's.
 	_ "skiff.dev/dns/pkg/kubeapi"
 	_ "skiff.dev/dns/pkg/ready"
+	_ "skiff.dev/dns/pkg/reload"
 )
 
 // Directives are the plugins skiff-dns has, in the order CoreDNS runs
@@ -95,13 +94,6 @@ func DefaultCorefile(o *Options) string {
 	return b.String()
 }
 
-// errBuiltinCorefile is the loader's answer to the reload plugin for the
-// built-in Corefile: nothing to reload (the plugin tries again later).
-var errBuiltinCorefile = errors.New("the built-in Corefile does not change; nothing to reload")
-
-// errCorefileUnchanged: the Corefile file is the running instance's.
-var errCorefileUnchanged = errors.New("the Corefile is unchanged")
-
 // corefileSource says where the Corefile comes from: the file path, or the
 // built-in text.
 type corefileSource struct {
@@ -120,18 +112,11 @@ func (s corefileSource) load() (caddy.Input, error) {
 	return caddy.CaddyfileInput{Contents: b, Filepath: s.path, ServerTypeName: serverType}, nil
 }
 
-// CoreDNS's reload plugin reads the Corefile again through caddy's
-// process-wide loaders; the one skiff-dns registers reads the source of
-// the server this process runs.
-var (
-	registerOnce sync.Once
-	current      atomic.Pointer[corefileSource]
-	// running is the Corefile the last instance started with.
-	running atomic.Pointer[[]byte]
-)
+// registerOnce guards the process-wide settings of CoreDNS and caddy.
+var registerOnce sync.Once
 
-// useCorefile makes src the Corefile of this process, registers the
-// loader and the plugin order with CoreDNS (once), and loads it.
+// useCorefile registers the plugin order and the process-wide settings
+// with CoreDNS (once), and loads src.
 func useCorefile(src corefileSource) (caddy.Input, error) {
 	registerOnce.Do(func() {
 		dnsserver.Directives = Directives
@@ -141,44 +126,13 @@ func useCorefile(src corefileSource) (caddy.Input, error) {
 		// which drops errors and key/value pairs; once a server has
 		// started (and again after each reload), klog writes its own
 		// structured lines again, for skiff-dns and client-go alike.
-		caddy.RegisterEventHook("skiff-dns-klog", func(ev caddy.EventName, info interface{}) error {
+		caddy.RegisterEventHook("skiff-dns-klog", func(ev caddy.EventName, _ interface{}) error {
 			if ev == caddy.InstanceStartupEvent {
 				klog.ClearLogger()
-				if inst, ok := info.(*caddy.Instance); ok && inst.Caddyfile() != nil {
-					body := inst.Caddyfile().Body()
-					running.Store(&body)
-				}
 			}
 			return nil
 		})
-		// The reload plugin's loop keeps going once per instance that
-		// ever ran in the process (it quits only the first one's), and
-		// restarts its instance, stopped or not, into the Corefile it
-		// loads when that differs from the one the instance started with.
-		// So the loader gives it a Corefile only when that differs from
-		// the running instance's, and never the built-in one (which does
-		// not change while a process runs): an instance stopped before
-		// another started with other flags (tests) is not restarted into
-		// the new one's Corefile.
-		caddy.RegisterCaddyfileLoader("skiff-dns", caddy.LoaderFunc(func(st string) (caddy.Input, error) {
-			s := current.Load()
-			if st != serverType || s == nil {
-				return nil, nil
-			}
-			if s.path == "" {
-				return nil, errBuiltinCorefile
-			}
-			in, err := s.load()
-			if err != nil {
-				return nil, err
-			}
-			if b := running.Load(); b != nil && bytes.Equal(*b, in.Body()) {
-				return nil, errCorefileUnchanged
-			}
-			return in, nil
-		}))
 	})
-	current.Store(&src)
 	return src.load()
 }
 

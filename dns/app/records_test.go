@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -488,50 +487,17 @@ func TestAPIServerGone(t *testing.T) {
 func TestCorefileFile(t *testing.T) {
 	ts := testserver.Start(t, nil)
 	up := startUpstream(t)
-	port, ready := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	corefile := filepath.Join(t.TempDir(), "Corefile")
-	write := func(ttl int) {
-		t.Helper()
-		c := fmt.Sprintf(`.:%d {
-    ready %s
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-        kubeconfig %s
-        fallthrough in-addr.arpa ip6.arpa
-        ttl %d
-    }
-    forward . %s
-    reload 2s 1s
-}
-`, port, ready, filepath.Join(ts.Dir, "dns.kubeconfig"), ttl, up.addr)
-		if err := os.WriteFile(corefile, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(7)
-	inst := startDNS(t, ts, up, func(o *Options) {
-		o.Conf, o.Port, o.ReadyBindAddress, o.RegisterService = corefile, port, ready, false
-	})
-	ttlOf := func() (uint32, string) {
-		r := exchange(t, inst.addr, "kubernetes.default.svc.cluster.local", dns.TypeA)
-		if len(r.Answer) != 1 {
-			return 0, r.String()
-		}
-		return r.Answer[0].Header().Ttl, r.String()
-	}
-	poll(t, 30*time.Second, "an answer with the file's TTL 7", func() (bool, string) {
-		ttl, msg := ttlOf()
-		return ttl == 7, msg
-	})
-	if code, body := httpGet(t, "http://"+ready+"/ready"); code != http.StatusOK {
+	cf := newCorefileFile(t, ts, up)
+	cf.write(7)
+	inst := cf.start(t, ts, up)
+	waitTTL(t, inst, 7, 30*time.Second)
+	if code, body := httpGet(t, "http://"+cf.ready+"/ready"); code != http.StatusOK {
 		t.Errorf("/ready of the file's Corefile: %d %s", code, body)
 	}
-	write(9)
-	poll(t, 20*time.Second, "the reloaded Corefile's TTL 9", func() (bool, string) {
-		ttl, msg := ttlOf()
-		return ttl == 9, msg
-	})
+	cf.write(9)
+	waitTTL(t, inst, 9, 20*time.Second)
 	poll(t, 10*time.Second, "/ready after the reload", func() (bool, string) {
-		code, body := httpGet(t, "http://"+ready+"/ready")
+		code, body := httpGet(t, "http://"+cf.ready+"/ready")
 		return code == http.StatusOK, body
 	})
 }

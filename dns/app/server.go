@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/coredns/caddy"
@@ -17,6 +18,7 @@ import (
 
 	"skiff.dev/component-base/flagsfile"
 	"skiff.dev/dns/pkg/kubeapi"
+	"skiff.dev/dns/pkg/reload"
 )
 
 // NewCommand returns the skiff-dns command.
@@ -57,12 +59,17 @@ type Config struct {
 	NodeName string
 	// Corefile is what the server starts from.
 	Corefile caddy.Input
+	// source is where the reload directive reads the Corefile again.
+	source corefileSource
 	// Client and registrar are nil without --register-service.
 	Client    kubernetes.Interface
 	registrar *registrar
-	// started is closed once the DNS server listens (Instance is set).
-	started  chan struct{}
-	Instance *caddy.Instance
+	// started is closed once the DNS server listens (instance is set).
+	started chan struct{}
+	// mu guards instance, the running CoreDNS instance (a new one after
+	// each reload).
+	mu       sync.Mutex
+	instance *caddy.Instance
 }
 
 // Setup loads the Corefile and builds the API client from --kubeconfig
@@ -91,14 +98,15 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	if err != nil {
 		return nil, err
 	}
-	input, err := useCorefile(corefileSource{path: o.Conf, builtin: DefaultCorefile(o)})
+	source := corefileSource{path: o.Conf, builtin: DefaultCorefile(o)}
+	input, err := useCorefile(source)
 	if err != nil {
 		return nil, err
 	}
 	if restCfg != nil {
 		kubeapi.SetClientConfig(restCfg)
 	}
-	cfg := &Config{Options: o, NodeName: nodeName, Corefile: input, started: make(chan struct{})}
+	cfg := &Config{Options: o, NodeName: nodeName, Corefile: input, source: source, started: make(chan struct{})}
 	if o.RegisterService {
 		if restCfg == nil {
 			return nil, errors.New("--register-service needs a client configuration")
@@ -121,10 +129,24 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 // Started is closed once the DNS server listens.
 func (c *Config) Started() <-chan struct{} { return c.started }
 
+// Instance is the running CoreDNS instance (after Started; a new one
+// after each reload).
+func (c *Config) Instance() *caddy.Instance {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.instance
+}
+
+func (c *Config) setInstance(inst *caddy.Instance) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.instance = inst
+}
+
 // DNSAddrs are the UDP and TCP addresses the server listens on (after
 // Started).
 func (c *Config) DNSAddrs() (udp, tcp net.Addr) {
-	for _, s := range c.Instance.Servers() {
+	for _, s := range c.Instance().Servers() {
 		if a := s.LocalAddr(); a != nil && udp == nil {
 			udp = a
 		}
@@ -136,15 +158,19 @@ func (c *Config) DNSAddrs() (udp, tcp net.Addr) {
 }
 
 // Run starts CoreDNS's server, then keeps the DNS Service and this
-// instance's EndpointSlice until ctx ends; then it deletes the slice and
-// stops the server.
+// instance's EndpointSlice, and reloads the Corefile as its reload
+// directive asks, until ctx ends; then it deletes the slice and stops the
+// server. Run stops only the instance it started (or the one the last
+// reload replaced it with), once, after its reload loop has returned:
+// nothing restarts it after that, and instances other Runs of the
+// process started (one after another, in tests) are not touched.
 func Run(ctx context.Context, c *Config) error {
 	logger := klog.FromContext(ctx)
 	inst, err := caddy.Start(c.Corefile)
 	if err != nil {
 		return fmt.Errorf("starting CoreDNS: %w", err)
 	}
-	c.Instance = inst
+	c.setInstance(inst)
 	close(c.started)
 	logger.Info("Serving DNS", "corefile", c.Corefile.Path(), "coredns", CoreDNSVersion(), "node", c.NodeName)
 
@@ -153,17 +179,20 @@ func Run(ctx context.Context, c *Config) error {
 		g.Go(func() error { return c.registrar.Start(gctx) })
 	}
 	g.Go(func() error {
+		// The built-in Corefile reads the same every time: the loop
+		// never finds a change in it.
+		last := reload.Watch(gctx, inst, c.source.load, func(i *caddy.Instance) {
+			c.setInstance(i)
+			logger.Info("Reloaded the Corefile", "corefile", i.Caddyfile().Path())
+		})
+		c.setInstance(last)
 		<-gctx.Done()
 		return nil
 	})
 	err = g.Wait()
-	// The reload plugin may have replaced the instance this started with
-	// a new one: stop whatever runs (one server per process).
-	var errs []error
-	for _, i := range caddy.Instances() {
-		errs = append(errs, i.ShutdownCallbacks()...)
-	}
-	errs = append(errs, caddy.Stop())
+	inst = c.Instance()
+	errs := inst.ShutdownCallbacks()
+	errs = append(errs, inst.Stop())
 	if err := errors.Join(errs...); err != nil {
 		logger.Error(err, "Stopping CoreDNS")
 	}
