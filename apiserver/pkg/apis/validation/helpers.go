@@ -31,9 +31,6 @@ const (
 var pdPartitionErrorMsg = validation.InclusiveRangeError(1, 255)
 
 func validateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
-	if isDNS1123Label(value) {
-		return nil
-	}
 	var allErrs field.ErrorList
 	for _, msg := range validation.IsDNS1123Label(value) {
 		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
@@ -42,9 +39,6 @@ func validateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
 }
 
 func validateDNS1123Subdomain(value string, fldPath *field.Path) field.ErrorList {
-	if isDNS1123Subdomain(value) {
-		return nil
-	}
 	var allErrs field.ErrorList
 	for _, msg := range validation.IsDNS1123Subdomain(value) {
 		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
@@ -53,9 +47,6 @@ func validateDNS1123Subdomain(value string, fldPath *field.Path) field.ErrorList
 }
 
 func validateQualifiedName(value string, fldPath *field.Path) field.ErrorList {
-	if isQualifiedName(value) {
-		return nil
-	}
 	var allErrs field.ErrorList
 	for _, msg := range validation.IsQualifiedName(value) {
 		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))

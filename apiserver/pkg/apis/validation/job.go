@@ -64,7 +64,7 @@ func ValidateJob(j *batchv1.Job) field.ErrorList {
 		// The controller names an Indexed Job's pods' hostnames
 		// <job>-<index>; the largest must be a DNS label.
 		hostname := fmt.Sprintf("%s-%d", j.Name, *j.Spec.Completions-1)
-		if !isDNS1123Label(hostname) {
+		if errs := apimachineryvalidation.NameIsDNSLabel(hostname, false); len(errs) > 0 {
 			allErrs = append(allErrs, field.Invalid(metadataPath.Child("name"), j.Name,
 				fmt.Sprintf("will not able to create pod with invalid DNS label: %s", hostname)))
 		}

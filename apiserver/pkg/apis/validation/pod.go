@@ -479,36 +479,35 @@ func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) f
 	var allErrs field.ErrorList
 	for i := range tolerations {
 		t := &tolerations[i]
-		// The path is built only for an error.
-		idxPath := func() *field.Path { return fldPath.Index(i) }
-		if len(t.Key) > 0 && !isQualifiedName(t.Key) {
-			allErrs = append(allErrs, metav1validation.ValidateLabelName(t.Key, idxPath().Child("key"))...)
+		idxPath := fldPath.Index(i)
+		if len(t.Key) > 0 {
+			allErrs = append(allErrs, metav1validation.ValidateLabelName(t.Key, idxPath.Child("key"))...)
 		}
 		if len(t.Key) == 0 && t.Operator != corev1.TolerationOpExists {
-			allErrs = append(allErrs, field.Invalid(idxPath().Child("operator"), t.Operator,
+			allErrs = append(allErrs, field.Invalid(idxPath.Child("operator"), t.Operator,
 				"operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
 		}
 		if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
-			allErrs = append(allErrs, field.Invalid(idxPath().Child("effect"), t.Effect,
+			allErrs = append(allErrs, field.Invalid(idxPath.Child("effect"), t.Effect,
 				"effect must be 'NoExecute' when `tolerationSeconds` is set"))
 		}
 		switch t.Operator {
 		case corev1.TolerationOpEqual, "":
-			if !isLabelValue(t.Value) {
-				allErrs = append(allErrs, field.Invalid(idxPath().Child("operator"), t.Value, strings.Join(validation.IsValidLabelValue(t.Value), ";")))
+			if errs := validation.IsValidLabelValue(t.Value); len(errs) > 0 {
+				allErrs = append(allErrs, field.Invalid(idxPath.Child("operator"), t.Value, strings.Join(errs, ";")))
 			}
 		case corev1.TolerationOpExists:
 			if len(t.Value) > 0 {
-				allErrs = append(allErrs, field.Invalid(idxPath().Child("operator"), t.Value, "value must be empty when `operator` is 'Exists'"))
+				allErrs = append(allErrs, field.Invalid(idxPath.Child("operator"), t.Value, "value must be empty when `operator` is 'Exists'"))
 			}
 		default:
 			valid := []corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists}
-			allErrs = append(allErrs, field.NotSupported(idxPath().Child("operator"), t.Operator, valid))
+			allErrs = append(allErrs, field.NotSupported(idxPath.Child("operator"), t.Operator, valid))
 		}
 		switch t.Effect {
 		case "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
 		default:
-			allErrs = append(allErrs, validateTaintEffect(t.Effect, true, idxPath().Child("effect"))...)
+			allErrs = append(allErrs, validateTaintEffect(t.Effect, true, idxPath.Child("effect"))...)
 		}
 	}
 	return allErrs
