@@ -45,19 +45,14 @@ func connectOptions(q url.Values, s *registry.Store, sub, path string, hasPath b
 		}
 		return opts, nil
 	case registry.SubProxy:
+		if s.R.Proxy == nil {
+			break
+		}
 		p := ""
 		if hasPath {
 			p = "/" + path
 		}
-		tm.Kind = s.R.Kind + "ProxyOptions"
-		switch s.R.Kind {
-		case "Pod":
-			return &corev1.PodProxyOptions{TypeMeta: tm, Path: p}, nil
-		case "Service":
-			return &corev1.ServiceProxyOptions{TypeMeta: tm, Path: p}, nil
-		case "Node":
-			return &corev1.NodeProxyOptions{TypeMeta: tm, Path: p}, nil
-		}
+		return s.R.Proxy.NewOptions(p), nil
 	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: s.R.Group, Resource: s.R.Resource + "/" + sub}, "")
 }
@@ -100,15 +95,10 @@ func (h *Handler) admittedConnectOptions(r *http.Request, s *registry.Store, sub
 }
 
 // proxyPath is the path a proxy request's options carry, after admission
-// (a mutating webhook may have changed it).
-func proxyPath(opts runtime.Object) (string, error) {
-	switch o := opts.(type) {
-	case *corev1.PodProxyOptions:
-		return o.Path, nil
-	case *corev1.ServiceProxyOptions:
-		return o.Path, nil
-	case *corev1.NodeProxyOptions:
-		return o.Path, nil
+// (a mutating webhook may have changed it), as the kind reads it.
+func proxyPath(s *registry.Store, opts runtime.Object) (string, error) {
+	if p, ok := s.R.Proxy.Path(opts); ok {
+		return p, nil
 	}
 	return "", apierrors.NewInternalError(fmt.Errorf("invalid options object: %T", opts))
 }

@@ -19,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/core/node"
+	"skiff.dev/apiserver/pkg/registry/core/pod"
+	"skiff.dev/apiserver/pkg/registry/core/service"
 )
 
 func testPod(annotations map[string]string, names ...string) *corev1.Pod {
@@ -152,9 +155,9 @@ func TestStreamQuery(t *testing.T) {
 // The options of a CONNECT request are upstream's kinds, with the values
 // upstream's query conversion gives them: what admission and webhooks see.
 func TestConnectOptions(t *testing.T) {
-	pods := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Pod", Resource: "pods", Namespaced: true}}
-	services := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Service", Resource: "services", Namespaced: true}}
-	nodes := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Node", Resource: "nodes"}}
+	pods := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Pod", Resource: "pods", Namespaced: true, Proxy: pod.Proxy}}
+	services := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Service", Resource: "services", Namespaced: true, Proxy: service.Proxy}}
+	nodes := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Node", Resource: "nodes", Proxy: node.Proxy}}
 	tm := func(kind string) metav1.TypeMeta { return metav1.TypeMeta{APIVersion: "v1", Kind: kind} }
 	for _, tc := range []struct {
 		name    string

@@ -94,8 +94,9 @@ type Resource struct {
 	// Kubelet serves pods/log, pods/exec, pods/attach and pods/portforward
 	// by proxying to the kubelet of the pod's node.
 	Kubelet bool
-	// Proxy serves the proxy subresource (pods, services, nodes).
-	Proxy bool
+	// Proxy serves the proxy subresource (pods, services, nodes): the
+	// kind's proxy options and where a request goes.
+	Proxy *rest.Proxy
 	// SharedStorage, when set, serves the kind from another resource's
 	// storage (events.k8s.io Events are stored as core Events).
 	SharedStorage *rest.SharedStorage
@@ -187,7 +188,7 @@ func (r *Resource) Subresources() []string {
 	if r.Kubelet {
 		out = append(out, SubAttach, SubExec, SubLog, SubPortForward)
 	}
-	if r.Proxy {
+	if r.Proxy != nil {
 		out = append(out, SubProxy)
 	}
 	return out

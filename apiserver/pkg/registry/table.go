@@ -85,7 +85,7 @@ func Resources() []*Resource {
 			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
 			Printer:  tables.Pod,
 			Strategy: pod.Strategy, StatusStrategy: pod.StatusStrategy, Default: pod.Default, Fields: pod.Fields, GracePeriod: pod.GracePeriod,
-			Binding: true, Eviction: true, Kubelet: true, Proxy: true, ReturnDeletedObject: true,
+			Binding: true, Eviction: true, Kubelet: true, Proxy: pod.Proxy, ReturnDeletedObject: true,
 			EphemeralContainers: pod.EphemeralContainersStrategy,
 		},
 		{
@@ -94,7 +94,7 @@ func Resources() []*Resource {
 			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
 			Printer:  tables.Node,
 			Strategy: node.Strategy, StatusStrategy: node.StatusStrategy, Default: node.Default, Fields: node.Fields,
-			Proxy: true,
+			Proxy: node.Proxy,
 		},
 		{
 			Version: "v1", Kind: "Service", Resource: "services", SingularName: "service", Namespaced: true,
@@ -103,7 +103,7 @@ func Resources() []*Resource {
 			Printer:  tables.Service,
 			Strategy: service.Strategy, StatusStrategy: service.StatusStrategy, Default: service.Default,
 			Hooks:               func(d HookDeps) any { return d.ServiceIPs },
-			ReturnDeletedObject: true, Proxy: true,
+			ReturnDeletedObject: true, Proxy: service.Proxy,
 		},
 		{
 			Version: "v1", Kind: "Endpoints", Resource: "endpoints", SingularName: "endpoints", Namespaced: true,
