@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"skiff.dev/apiserver/pkg/registry"
 )
@@ -105,6 +106,11 @@ func (crdStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) fi
 	return ValidateCRDUpdate(obj.(*apiextensionsv1.CustomResourceDefinition), old.(*apiextensionsv1.CustomResourceDefinition))
 }
 
+// GetResetFields: an apply through the main resource resets the status.
+func (crdStrategy) GetResetFields() []fieldpath.Path {
+	return []fieldpath.Path{fieldpath.MakePathOrDie("status")}
+}
+
 func (crdStrategy) AllowCreateOnUpdate() bool      { return false }
 func (crdStrategy) AllowUnconditionalUpdate() bool { return false }
 
@@ -126,6 +132,11 @@ func (crdStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object
 
 // Subresource names the endpoint for admission.
 func (crdStatusStrategy) Subresource() string { return registry.SubStatus }
+
+// GetResetFields: an apply through status resets the spec.
+func (crdStatusStrategy) GetResetFields() []fieldpath.Path {
+	return []fieldpath.Path{fieldpath.MakePathOrDie("spec")}
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/version"
+	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"skiff.dev/apiserver/pkg/registry"
 	"skiff.dev/apiserver/pkg/registry/rest"
@@ -189,6 +190,18 @@ func (s customStrategy) validateContent(u *unstructured.Unstructured, old map[st
 
 func (s customStrategy) AllowCreateOnUpdate() bool      { return false }
 func (s customStrategy) AllowUnconditionalUpdate() bool { return false }
+
+// GetResetFields: with the status subresource, an apply through the main
+// resource resets the status and one through status the spec.
+func (s customStrategy) GetResetFields() []fieldpath.Path {
+	switch {
+	case s.statusEndpoint:
+		return []fieldpath.Path{fieldpath.MakePathOrDie("spec")}
+	case s.hasStatus:
+		return []fieldpath.Path{fieldpath.MakePathOrDie("status")}
+	}
+	return nil
+}
 
 // Subresource names the endpoint for admission.
 func (s customStrategy) Subresource() string {

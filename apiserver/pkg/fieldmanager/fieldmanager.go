@@ -19,6 +19,7 @@ import (
 	"skiff.dev/apiserver/pkg/fastpath"
 	"skiff.dev/apiserver/pkg/openapi"
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // Managers makes the field managers of one server's resources, one per
@@ -160,25 +161,19 @@ func (m *Managers) build(s *registry.Store, sub string, versionsOf func() []*reg
 	return &Manager{FieldManager: fm, types: tc}, nil
 }
 
-// resetFields are the fields a write to sub leaves as they were, which
-// therefore nobody comes to own through it: the status through the main
-// resource, the spec through status (and, for a pod, what its status
-// strategy keeps), as upstream's strategies' GetResetFields.
+// resetFields are the fields a write to sub leaves as they were, as the
+// kind's strategy for sub says (upstream's GetResetFields): for most kinds
+// the status through the main resource and the spec through status.
 func resetFields(r *registry.Resource, sub string) map[fieldpath.APIVersion]fieldpath.Filter {
-	var paths []fieldpath.Path
-	switch sub {
-	case "", registry.SubEphemeralContainers:
-		if r.StatusStrategy != nil {
-			paths = append(paths, fieldpath.MakePathOrDie("status"))
-		}
-	case registry.SubStatus:
-		paths = append(paths, fieldpath.MakePathOrDie("spec"))
-		if r.Group == "" && r.Kind == "Pod" {
-			paths = append(paths,
-				fieldpath.MakePathOrDie("metadata", "deletionTimestamp"),
-				fieldpath.MakePathOrDie("metadata", "ownerReferences"))
-		}
+	strategy := r.Strategy
+	if sub != "" {
+		strategy = r.ObjectSubresource(sub)
 	}
+	rs, ok := strategy.(rest.ResetFieldsStrategy)
+	if !ok {
+		return nil
+	}
+	paths := rs.GetResetFields()
 	if len(paths) == 0 {
 		return nil
 	}

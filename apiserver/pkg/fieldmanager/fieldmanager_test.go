@@ -170,3 +170,33 @@ func TestEveryKindIsTyped(t *testing.T) {
 		}
 	}
 }
+
+// Every kind's reset fields, as its strategies say: a kind with a status
+// endpoint resets the status through its main resource (and
+// pods/ephemeralcontainers), and the spec through status; a pod's status
+// also resets metadata.deletionTimestamp and metadata.ownerReferences;
+// other subresources, and kinds without status, reset nothing.
+func TestResetFieldsOfEveryKind(t *testing.T) {
+	probes := []string{".status", ".spec", ".metadata.deletionTimestamp", ".metadata.ownerReferences", ".metadata.labels", ".data"}
+	for _, r := range registry.Resources() {
+		for _, sub := range append([]string{""}, r.Subresources()...) {
+			want := map[string]bool{}
+			switch {
+			case (sub == "" || sub == registry.SubEphemeralContainers) && r.StatusStrategy != nil:
+				want[".status"] = true
+			case sub == registry.SubStatus:
+				want[".spec"] = true
+				if r.Group == "" && r.Kind == "Pod" {
+					want[".metadata.deletionTimestamp"], want[".metadata.ownerReferences"] = true, true
+				}
+			}
+			f := resetFields(r, sub)[fieldpath.APIVersion(r.GroupVersion().String())]
+			for _, p := range probes {
+				reset := f != nil && f.Filter(fieldpath.NewSet(fieldpath.MakePathOrDie(splitPath(p)...))).Empty()
+				if reset != want[p] {
+					t.Errorf("%s %s/%s: %s reset = %v, want %v", r.GroupVersion(), r.Resource, sub, p, reset, want[p])
+				}
+			}
+		}
+	}
+}

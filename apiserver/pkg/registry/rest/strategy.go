@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 )
 
 // SubStatus names the status subresource.
@@ -32,6 +33,16 @@ type Strategy interface {
 	// AllowUnconditionalUpdate lets PUT without resourceVersion overwrite.
 	AllowUnconditionalUpdate() bool
 }
+
+// ResetFieldsStrategy is upstream's: a strategy that names the fields a
+// write through it leaves as they were, which therefore nobody comes to own
+// through it (server-side apply's reset fields). A strategy that does not
+// implement it resets nothing.
+type ResetFieldsStrategy interface {
+	GetResetFields() []fieldpath.Path
+}
+
+var _ ResetFieldsStrategy = Generic{}
 
 // Split describes how a kind splits spec and status.
 type Split int
@@ -66,6 +77,8 @@ type Generic struct {
 	keepOnStatus   func(obj, old runtime.Object)
 	validate       func(obj runtime.Object) field.ErrorList
 	validateUpdate func(obj, old runtime.Object) field.ErrorList
+	// resetFields are reset beyond what the split resets.
+	resetFields []fieldpath.Path
 }
 
 var _ Strategy = Generic{}
@@ -107,6 +120,12 @@ func ConditionalUpdate(s *Generic) { s.unconditional = false }
 
 // WithStatusOnCreate keeps the status a client creates the object with.
 func WithStatusOnCreate(s *Generic) { s.statusOnCreate = true }
+
+// ResetFields adds paths to the fields a write through the strategy leaves
+// as they were (a pod's status keeps metadata.ownerReferences).
+func ResetFields(paths ...fieldpath.Path) Option {
+	return func(s *Generic) { s.resetFields = append(s.resetFields, paths...) }
+}
 
 // PrepareCreate sets fn to run on create after the generic preparation.
 func PrepareCreate(fn func(obj runtime.Object)) Option {
@@ -276,6 +295,19 @@ func (s Generic) Subresource() string {
 		return SubStatus
 	}
 	return ""
+}
+
+// GetResetFields: the main endpoint of a kind with status resets the
+// status, the status endpoint the spec, each with the kind's own additions.
+func (s Generic) GetResetFields() []fieldpath.Path {
+	var paths []fieldpath.Path
+	switch s.split {
+	case MainEndpoint:
+		paths = append(paths, fieldpath.MakePathOrDie("status"))
+	case StatusEndpoint:
+		paths = append(paths, fieldpath.MakePathOrDie("spec"))
+	}
+	return append(paths, s.resetFields...)
 }
 
 func (s Generic) AllowCreateOnUpdate() bool      { return s.createOnUpdate }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"skiff.dev/apiserver/pkg/apis/validation"
 	"skiff.dev/apiserver/pkg/authn"
@@ -95,6 +96,11 @@ func (s csrApprovalStrategy) PrepareForUpdate(ctx context.Context, obj, old runt
 
 // Subresource names the endpoint: approval.
 func (s csrApprovalStrategy) Subresource() string { return SubApproval }
+
+// GetResetFields: an apply through approval resets no field, as skiff has
+// always served it (upstream's resets spec and status.certificate, which
+// PrepareForUpdate keeps here too, so only managedFields differ).
+func (csrApprovalStrategy) GetResetFields() []fieldpath.Path { return nil }
 
 // preserveCSRCondition keeps old's conditions of type t in place of new's.
 func preserveCSRCondition(n, o *certificatesv1.CertificateSigningRequest, t certificatesv1.RequestConditionType) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v4/fieldpath"
 
 	"skiff.dev/apiserver/pkg/apis/defaults"
 	"skiff.dev/apiserver/pkg/apis/validation"
@@ -24,11 +25,13 @@ import (
 )
 
 // Strategy is the Pod's main endpoint; StatusStrategy its status, which
-// keeps the pod's owners (old kubelets corrupted them).
+// keeps the pod's owners (old kubelets corrupted them) and, as upstream's
+// podStatusStrategy.GetResetFields, resets them and deletionTimestamp.
 var (
 	Strategy       = rest.Main(rest.PrepareCreate(prepare), rest.Validation(validation.ValidatePod, validation.ValidatePodUpdate))
 	StatusStrategy = rest.Status(rest.Validation(validation.ValidatePod, validation.ValidatePodStatusUpdate),
-		rest.KeepOnStatus(func(pod, old *corev1.Pod) { pod.OwnerReferences = old.OwnerReferences }))
+		rest.KeepOnStatus(func(pod, old *corev1.Pod) { pod.OwnerReferences = old.OwnerReferences }),
+		rest.ResetFields(fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")))
 )
 
 // SubEphemeralContainers names the pods/ephemeralcontainers subresource.
