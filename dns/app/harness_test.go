@@ -173,41 +173,30 @@ func poll(t testing.TB, timeout time.Duration, what string, f func() (bool, stri
 	}
 }
 
-// tcpProxy is a loopback TCP proxy to target that the test closes (the
-// listener and every connection through it: the target is unreachable)
-// and opens again on the same address.
+// tcpProxy is a loopback TCP proxy to target that the test cuts (every
+// connection through it, and each new one at once: the target is
+// unreachable) and opens again. It keeps its listener while cut: a port
+// given up and listened on again could meanwhile be taken by another
+// process.
 type tcpProxy struct {
 	t      testing.TB
 	target string
 	addr   string
+	ln     net.Listener
 
 	mu    sync.Mutex
-	ln    net.Listener
+	cut   bool
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
 }
 
 func startTCPProxy(t testing.TB, target string) *tcpProxy {
 	t.Helper()
-	p := &tcpProxy{t: t, target: target, addr: "127.0.0.1:0", conns: map[net.Conn]struct{}{}}
-	p.open()
-	t.Cleanup(func() {
-		p.close()
-		p.wg.Wait()
-	})
-	return p
-}
-
-// open listens on the proxy's address (the same one after a close).
-func (p *tcpProxy) open() {
-	p.t.Helper()
-	ln, err := net.Listen("tcp", p.addr)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		p.t.Fatalf("proxy: %v", err)
+		t.Fatalf("proxy: %v", err)
 	}
-	p.mu.Lock()
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.mu.Unlock()
+	p := &tcpProxy{t: t, target: target, addr: ln.Addr().String(), ln: ln, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -223,12 +212,25 @@ func (p *tcpProxy) open() {
 			}()
 		}
 	}()
+	t.Cleanup(func() {
+		ln.Close()
+		p.close()
+		p.wg.Wait()
+	})
+	return p
+}
+
+// open passes connections on again.
+func (p *tcpProxy) open() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = false
 }
 
 func (p *tcpProxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ln == nil {
+	if p.cut {
 		return false
 	}
 	p.conns[c] = struct{}{}
@@ -236,14 +238,19 @@ func (p *tcpProxy) track(c net.Conn) bool {
 }
 
 func (p *tcpProxy) pipe(in net.Conn) {
-	out, err := net.Dial("tcp", p.target)
-	if err != nil {
+	if !p.track(in) {
 		in.Close()
 		return
 	}
-	if !p.track(in) || !p.track(out) {
+	out, err := net.Dial("tcp", p.target)
+	if err != nil || !p.track(out) {
+		if out != nil {
+			out.Close()
+		}
 		in.Close()
-		out.Close()
+		p.mu.Lock()
+		delete(p.conns, in)
+		p.mu.Unlock()
 		return
 	}
 	done := make(chan struct{}, 2)
@@ -259,14 +266,11 @@ func (p *tcpProxy) pipe(in net.Conn) {
 	p.mu.Unlock()
 }
 
-// close stops listening and cuts every connection.
+// close cuts every connection, and each new one until open.
 func (p *tcpProxy) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
+	p.cut = true
 	for c := range p.conns {
 		c.Close()
 	}

@@ -411,8 +411,8 @@ func TestTruncation(t *testing.T) {
 }
 
 // TestAPIServerGone: with the API server unreachable (the loopback
-// proxy between skiff-dns and the API server closed, every connection
-// cut), /ready turns 503 naming kubeapi and the error, while skiff-dns
+// proxy between skiff-dns and the API server cuts every connection, and
+// each new one at once), /ready turns 503 naming kubeapi and the error, while skiff-dns
 // keeps answering from the kubernetes plugin's informer caches, for names
 // it was never asked before too; with the proxy open again /ready is 200
 // and new Services resolve.
