@@ -5,14 +5,17 @@
 // operations (create, get, list, compare-and-swap update, delete, watch) and
 // applies what is common to all kinds (metadata system fields, generateName,
 // resourceVersion preconditions, finalizers, graceful deletion). What differs
-// between kinds lives in a Strategy (PrepareForCreate, PrepareForUpdate,
-// Validate, ValidateUpdate, selectable fields) and in a few optional hooks
-// (the Service IP allocator, the pod binding). The table in resources.go lists
-// every kind skiff serves; the REST endpoints, discovery and the OpenAPI
-// documents are all built from it, so adding a kind is one row and, where
-// needed, one strategy. resources_more.go holds the rows added with issue 8;
-// a row with SharedStorage (events.k8s.io Events) is served from another
-// row's storage through a converting storage.Interface (shared.go).
+// between kinds lives in the kind's package under pkg/registry/<group>/<kind>:
+// its strategies (PrepareForCreate, PrepareForUpdate, Validate,
+// ValidateUpdate, reset fields), defaults, selectable fields and hooks (the
+// Service IP allocator, a quota's status, the proxy location of pods,
+// services and nodes). The table in table.go lists every kind skiff serves,
+// one row a kind naming its package's parts; resources.go defines a row
+// (Resource) and its subresources. The REST endpoints, discovery and the
+// OpenAPI documents are all built from the table, so adding a kind is one
+// row and its package. A row with SharedStorage (events.k8s.io Events) is
+// served from another row's storage through a converting storage.Interface
+// (shared.go).
 //
 // A walkthrough of a create: the endpoint decodes the body into the kind's
 // versioned type and calls Store.Create, which fills namespace, uid,

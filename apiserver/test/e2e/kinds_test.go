@@ -12,7 +12,11 @@ import (
 	"testing"
 )
 
-// newKindsYAML holds one object of each kind added with issue 8.
+// newKindsYAML holds one object of each kind whose server-side table
+// columns the tests below check through kubectl: LimitRange, ResourceQuota,
+// ReplicationController, PodTemplate, the persistent volume and storage
+// kinds, RuntimeClass, StatefulSet, DaemonSet, CronJob, the ingress kinds,
+// NetworkPolicy, PodDisruptionBudget and the flowcontrol kinds.
 const newKindsYAML = `apiVersion: v1
 kind: LimitRange
 metadata: {name: lr, namespace: default}
@@ -164,7 +168,7 @@ spec:
 `
 
 // TestKubectlGetNewKinds checks that kubectl get prints upstream's columns
-// (from the server's Table) for every new kind.
+// (from the server's Table) for every kind of newKindsYAML, and Job.
 func TestKubectlGetNewKinds(t *testing.T) {
 	k, _ := newKubectl(t)
 	k.run("apply", "-f", writeFile(t, "kinds.yaml", newKindsYAML))
@@ -221,8 +225,8 @@ func TestKubectlGetNewKinds(t *testing.T) {
 	}
 }
 
-// TestKubectlDiscoveryAndExplainNewKinds: the new groups are in discovery
-// and their OpenAPI schemas are served.
+// TestKubectlDiscoveryAndExplainNewKinds: the groups of those kinds are in
+// discovery and their OpenAPI schemas are served.
 func TestKubectlDiscoveryAndExplainNewKinds(t *testing.T) {
 	k, _ := newKubectl(t)
 	out := k.run("api-resources", "--api-group=batch", "-o", "name")
