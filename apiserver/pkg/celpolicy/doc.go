@@ -16,5 +16,9 @@
 //
 // Every program is built with upstream's cost estimator and per-call cost
 // limit (RuntimeCostLimit) and an interrupt check, so a costly expression
-// fails with an error instead of holding the request.
+// fails with an error instead of holding the request. An Activation with a
+// Budget also charges each evaluation's actual cost to a budget shared by
+// several expressions (RuntimeCostBudget for a policy's validations, as
+// upstream's RuntimeCELCostBudget), failing with ErrOutOfBudget once it is
+// spent.
 package celpolicy

@@ -29,6 +29,15 @@ const (
 	// RuntimeCostLimit bounds the cost of evaluating one expression:
 	// upstream's PerCallLimit, which its base environment sets.
 	RuntimeCostLimit = celconfig.PerCallLimit
+	// RuntimeCostBudget bounds the cost of one evaluation of a policy
+	// (one binding and parameter object) across its variables and
+	// validations with their messageExpressions, and again across its
+	// auditAnnotations: upstream's RuntimeCELCostBudget.
+	RuntimeCostBudget = celconfig.RuntimeCELCostBudget
+	// RuntimeCostBudgetMatchConditions bounds the cost of a policy's
+	// matchConditions in one evaluation: upstream's
+	// RuntimeCELCostBudgetMatchConditions.
+	RuntimeCostBudgetMatchConditions = celconfig.RuntimeCELCostBudgetMatchConditions
 	// MaxExpressionSize bounds the length of one expression's source.
 	MaxExpressionSize = 100 * 1024
 	// MaxMessageSize bounds an evaluated messageExpression.

@@ -2,8 +2,11 @@ package celpolicy
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 )
@@ -21,7 +24,62 @@ type Activation struct {
 	// RequestResource is the request's own resource (group, resource,
 	// subresource, namespace, name), for authorizer.requestResource.
 	RequestResource AuthzRequest
+	// Budget, when set, is charged the runtime cost of every evaluation
+	// with this activation (upstream's remainingBudget).
+	Budget *Budget
 }
+
+// ErrOutOfBudget is upstream's error when the expressions of one
+// evaluation together cost more than their budget.
+var ErrOutOfBudget = errors.New("validation failed due to running out of cost budget, no further validation rules will be run")
+
+// Budget is the runtime cost that the expressions of one evaluation may
+// still spend together, besides each call's own RuntimeCostLimit: as
+// upstream's admission CEL evaluator, each evaluation's actual cost is
+// taken from it, and once an evaluation costs more than is left, that
+// evaluation and every one after it fails with ErrOutOfBudget.
+type Budget struct {
+	left  int64
+	spent bool
+}
+
+// NewBudget returns a budget of n (RuntimeCostBudget,
+// RuntimeCostBudgetMatchConditions).
+func NewBudget(n int64) *Budget { return &Budget{left: n} }
+
+// Spent reports whether an evaluation ran out of the budget.
+func (b *Budget) Spent() bool { return b.spent }
+
+// charge takes an evaluation's actual cost from b.
+func (b *Budget) charge(src string, det *cel.EvalDetails) error {
+	if b.spent {
+		return ErrOutOfBudget
+	}
+	var cost *uint64
+	if det != nil {
+		cost = det.ActualCost()
+	}
+	if cost == nil {
+		b.spent = true
+		return &noCostError{src: src}
+	}
+	if *cost > math.MaxInt64 || int64(*cost) > b.left {
+		b.spent = true
+		return ErrOutOfBudget
+	}
+	b.left -= int64(*cost)
+	return nil
+}
+
+// noCostError is upstream's error for an evaluation whose cost is not
+// known; it counts as running out of the budget.
+type noCostError struct{ src string }
+
+func (e *noCostError) Error() string {
+	return fmt.Sprintf("runtime cost could not be calculated for expression: %v, no further expression will be run", e.src)
+}
+
+func (e *noCostError) Is(target error) bool { return target == ErrOutOfBudget }
 
 func (a *Activation) vars(ctx context.Context) map[string]any {
 	nullable := func(m map[string]any) any {
@@ -48,9 +106,19 @@ func (a *Activation) vars(ctx context.Context) map[string]any {
 }
 
 // Eval evaluates p. The error is upstream's wording: "expression '<src>'
-// resulted in error: <cause>".
+// resulted in error: <cause>"; with a.Budget set, the evaluation's cost is
+// charged to it first and running out of it is ErrOutOfBudget (which
+// errors.Is tells).
 func (p *Program) Eval(ctx context.Context, a *Activation) (ref.Val, error) {
-	out, _, err := p.prg.ContextEval(ctx, a.vars(ctx))
+	if a.Budget != nil && a.Budget.spent {
+		return nil, ErrOutOfBudget
+	}
+	out, det, err := p.prg.ContextEval(ctx, a.vars(ctx))
+	if a.Budget != nil {
+		if berr := a.Budget.charge(p.Source, det); berr != nil {
+			return nil, berr
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("expression '%s' resulted in error: %v", p.Source, err)
 	}

@@ -16,5 +16,10 @@
 // failed validation is acted on by the binding's validationActions: Deny
 // refuses the request with upstream's Status, Warn adds a warning to the
 // response, Audit adds an audit annotation. An evaluation error follows
-// the policy's failurePolicy (Fail denies, Ignore allows).
+// the policy's failurePolicy (Fail denies, Ignore allows). Besides each
+// expression's own cost limit, one evaluation has upstream's runtime cost
+// budgets (celpolicy.RuntimeCostBudgetMatchConditions for the
+// matchConditions, celpolicy.RuntimeCostBudget for the variables,
+// validations and messageExpressions, another for the audit annotations);
+// running out of one is an evaluation error with upstream's message.
 package validatingpolicy
