@@ -7,52 +7,37 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // connectOptions reads the options of a CONNECT request (pods/exec,
 // attach, portforward and proxy, services/proxy, nodes/proxy) from its
 // query, as upstream's ConnectResource decodes them into the subresource's
-// options kind (v1 PodExecOptions, PodAttachOptions, ...). For proxy,
-// path is the part of the URL after proxy, and hasPath whether there was
-// one ("" for .../proxy, "/" for .../proxy/). A value that does not
-// convert is upstream's 400. The options carry their kind, which is the
-// kind admission sees.
+// options kind (v1 PodExecOptions, PodAttachOptions, ...), which the
+// kind's row provides. For proxy, path is the part of the URL after proxy,
+// and hasPath whether there was one ("" for .../proxy, "/" for
+// .../proxy/). The options carry their kind, which is the kind admission
+// sees.
 func connectOptions(q url.Values, s *registry.Store, sub, path string, hasPath bool) (runtime.Object, error) {
-	tm := metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String()}
 	switch sub {
-	case registry.SubExec:
-		tm.Kind = "PodExecOptions"
-		return &corev1.PodExecOptions{TypeMeta: tm, Stdin: queryBool(q, "stdin"), Stdout: queryBool(q, "stdout"), Stderr: queryBool(q, "stderr"),
-			TTY: queryBool(q, "tty"), Container: q.Get("container"), Command: q[corev1.ExecCommandParam]}, nil
-	case registry.SubAttach:
-		tm.Kind = "PodAttachOptions"
-		return &corev1.PodAttachOptions{TypeMeta: tm, Stdin: queryBool(q, "stdin"), Stdout: queryBool(q, "stdout"), Stderr: queryBool(q, "stderr"),
-			TTY: queryBool(q, "tty"), Container: q.Get("container")}, nil
-	case registry.SubPortForward:
-		tm.Kind = "PodPortForwardOptions"
-		opts := &corev1.PodPortForwardOptions{TypeMeta: tm}
-		if ports := q["ports"]; len(ports) > 0 {
-			if err := metav1.Convert_Slice_string_To_Slice_int32(&ports, &opts.Ports, nil); err != nil {
-				return nil, apierrors.NewBadRequest(err.Error())
-			}
+	case registry.SubExec, registry.SubAttach, registry.SubPortForward:
+		if s.R.Kubelet != nil {
+			return s.R.Kubelet.ConnectOptions(sub, q)
 		}
-		return opts, nil
 	case registry.SubProxy:
-		if s.R.Proxy == nil {
-			break
+		if s.R.Proxy != nil {
+			p := ""
+			if hasPath {
+				p = "/" + path
+			}
+			return s.R.Proxy.NewOptions(p), nil
 		}
-		p := ""
-		if hasPath {
-			p = "/" + path
-		}
-		return s.R.Proxy.NewOptions(p), nil
 	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: s.R.Group, Resource: s.R.Resource + "/" + sub}, "")
 }
@@ -101,4 +86,21 @@ func proxyPath(s *registry.Store, opts runtime.Object) (string, error) {
 		return p, nil
 	}
 	return "", apierrors.NewInternalError(fmt.Errorf("invalid options object: %T", opts))
+}
+
+// locationDeps are what a kind's connect subresources may use to find
+// where a request goes: the kind's storage, the core resources' storage,
+// the proxy transport and the kubelet client.
+func (h *Handler) locationDeps(s *registry.Store) rest.LocationDeps {
+	return rest.LocationDeps{
+		Store: s,
+		CoreStore: func(resource string) rest.Getter {
+			if cs := h.stores[corev1.SchemeGroupVersion.WithResource(resource)]; cs != nil {
+				return cs
+			}
+			return nil
+		},
+		Transport: h.proxyTransport(),
+		Kubelet:   h.kubelet,
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"skiff.dev/apiserver/pkg/admission"
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/core/pod"
 )
 
 // recordingAdmission records the attributes it sees, changes the options
@@ -43,7 +44,7 @@ func (f *recordingAdmission) Validate(_ context.Context, a *admission.Attributes
 func TestAdmitConnect(t *testing.T) {
 	h := &Handler{}
 	rec := &recordingAdmission{mutate: func(obj any) { obj.(*corev1.PodAttachOptions).Container = "mutated" }}
-	pods := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Pod", Resource: "pods", Namespaced: true}, Admission: rec}
+	pods := &registry.Store{R: &registry.Resource{Version: "v1", Kind: "Pod", Resource: "pods", Namespaced: true, Kubelet: pod.Kubelet}, Admission: rec}
 	user := &authn.User{Name: "alice", Groups: []string{"devs"}}
 	r := httptest.NewRequest("POST", "/api/v1/namespaces/ns1/pods/p1/attach?container=c1&stdin=true", nil)
 	r = r.WithContext(authn.WithUser(r.Context(), user))

@@ -1,7 +1,6 @@
 package endpoints
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,250 +8,19 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/kubeletclient"
 	"skiff.dev/apiserver/pkg/registry"
 )
 
-// DefaultContainerAnnotation names the container kubectl picks when a pod
-// has several and none is asked for; the API server honours it too.
-const DefaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
-
 // maxErrorBody bounds how much of a kubelet's error answer is quoted.
 const maxErrorBody = 1024
-
-// podContainer chooses the container a log, exec or attach request is for:
-// the one named, else the annotation's default, else the only one. The
-// errors are upstream's (ValidateContainer).
-func podContainer(pod *corev1.Pod, name string) (string, error) {
-	if name == "" {
-		name = pod.Annotations[DefaultContainerAnnotation]
-		if name != "" && !hasContainer(pod, name) {
-			name = ""
-		}
-	}
-	if name != "" {
-		if !hasContainer(pod, name) {
-			return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
-		}
-		return name, nil
-	}
-	switch len(pod.Spec.Containers) {
-	case 1:
-		return pod.Spec.Containers[0].Name, nil
-	case 0:
-		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s", pod.Name))
-	}
-	var names []string
-	for _, c := range pod.Spec.InitContainers {
-		names = append(names, c.Name)
-	}
-	for _, c := range pod.Spec.Containers {
-		names = append(names, c.Name)
-	}
-	for _, c := range pod.Spec.EphemeralContainers {
-		names = append(names, c.Name)
-	}
-	return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %s", pod.Name, names))
-}
-
-func hasContainer(pod *corev1.Pod, name string) bool {
-	for _, c := range pod.Spec.InitContainers {
-		if c.Name == name {
-			return true
-		}
-	}
-	for _, c := range pod.Spec.Containers {
-		if c.Name == name {
-			return true
-		}
-	}
-	for _, c := range pod.Spec.EphemeralContainers {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// queryBool reads a boolean query parameter as upstream's conversion does:
-// absent is false, "false" and "0" are false, any other value is true.
-func queryBool(q url.Values, key string) bool {
-	v, ok := q[key]
-	if !ok || len(v) == 0 {
-		return false
-	}
-	switch strings.ToLower(v[0]) {
-	case "false", "0":
-		return false
-	}
-	return true
-}
-
-func queryInt(q url.Values, key string) (*int64, error) {
-	v := q.Get(key)
-	if v == "" {
-		return nil, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s: %q is not an integer", key, v))
-	}
-	return &n, nil
-}
-
-// parseLogOptions reads upstream's PodLogOptions from a query and
-// validates them as upstream's ValidatePodLogOptions.
-func parseLogOptions(q url.Values) (*corev1.PodLogOptions, error) {
-	opts := &corev1.PodLogOptions{
-		Container: q.Get("container"), Follow: queryBool(q, "follow"), Previous: queryBool(q, "previous"),
-		Timestamps: queryBool(q, "timestamps"), InsecureSkipTLSVerifyBackend: queryBool(q, "insecureSkipTLSVerifyBackend"),
-	}
-	var err error
-	if opts.SinceSeconds, err = queryInt(q, "sinceSeconds"); err != nil {
-		return nil, err
-	}
-	if opts.TailLines, err = queryInt(q, "tailLines"); err != nil {
-		return nil, err
-	}
-	if opts.LimitBytes, err = queryInt(q, "limitBytes"); err != nil {
-		return nil, err
-	}
-	if v := q.Get("sinceTime"); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("sinceTime: %q is not an RFC 3339 time", v))
-		}
-		mt := metav1.NewTime(t)
-		opts.SinceTime = &mt
-	}
-	var errs field.ErrorList
-	if opts.TailLines != nil && *opts.TailLines < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("tailLines"), *opts.TailLines, "must be greater than or equal to 0"))
-	}
-	if opts.LimitBytes != nil && *opts.LimitBytes < 1 {
-		errs = append(errs, field.Invalid(field.NewPath("limitBytes"), *opts.LimitBytes, "must be greater than 0"))
-	}
-	if opts.SinceSeconds != nil && opts.SinceTime != nil {
-		errs = append(errs, field.Forbidden(field.NewPath(""), "at most one of `sinceTime` or `sinceSeconds` may be specified"))
-	}
-	if opts.SinceSeconds != nil && *opts.SinceSeconds < 1 {
-		errs = append(errs, field.Invalid(field.NewPath("sinceSeconds"), *opts.SinceSeconds, "must be greater than 0"))
-	}
-	if len(errs) > 0 {
-		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "PodLogOptions"}, "", errs)
-	}
-	return opts, nil
-}
-
-// logQuery is the kubelet's /containerLogs query for opts, as upstream's
-// LogLocation builds it.
-func logQuery(opts *corev1.PodLogOptions) url.Values {
-	q := url.Values{}
-	if opts.Follow {
-		q.Set("follow", "true")
-	}
-	if opts.Previous {
-		q.Set("previous", "true")
-	}
-	if opts.Timestamps {
-		q.Set("timestamps", "true")
-	}
-	if opts.SinceSeconds != nil {
-		q.Set("sinceSeconds", strconv.FormatInt(*opts.SinceSeconds, 10))
-	}
-	if opts.SinceTime != nil {
-		q.Set("sinceTime", opts.SinceTime.UTC().Format(time.RFC3339))
-	}
-	if opts.TailLines != nil {
-		q.Set("tailLines", strconv.FormatInt(*opts.TailLines, 10))
-	}
-	if opts.LimitBytes != nil {
-		q.Set("limitBytes", strconv.FormatInt(*opts.LimitBytes, 10))
-	}
-	return q
-}
-
-// streamQuery is the kubelet's query for exec, attach and port-forward,
-// from the admitted options, as upstream's streamParams. Exec and attach
-// carry the streams twice: upstream's names (input, output, error, tty set
-// to "1"), which the upstream kubelet reads, and the names clients send
-// (stdin, stdout, stderr), so that a kubelet reading either understands
-// it. Port-forward's ports are the kubelet's port parameter.
-func streamQuery(opts runtime.Object) url.Values {
-	out := url.Values{}
-	streams := func(stdin, stdout, stderr, tty bool) {
-		for _, s := range []struct {
-			on              bool
-			client, kubelet string
-		}{
-			{stdin, "stdin", corev1.ExecStdinParam}, {stdout, "stdout", corev1.ExecStdoutParam}, {stderr, "stderr", corev1.ExecStderrParam},
-		} {
-			if s.on {
-				out.Set(s.kubelet, "1")
-				out.Set(s.client, "1")
-			}
-		}
-		if tty {
-			out.Set(corev1.ExecTTYParam, "1")
-		}
-	}
-	switch o := opts.(type) {
-	case *corev1.PodExecOptions:
-		streams(o.Stdin, o.Stdout, o.Stderr, o.TTY)
-		if len(o.Command) > 0 {
-			out[corev1.ExecCommandParam] = o.Command
-		}
-	case *corev1.PodAttachOptions:
-		streams(o.Stdin, o.Stdout, o.Stderr, o.TTY)
-	case *corev1.PodPortForwardOptions:
-		if len(o.Ports) > 0 {
-			ports := make([]string, len(o.Ports))
-			for i, p := range o.Ports {
-				ports[i] = strconv.FormatInt(int64(p), 10)
-			}
-			out.Set(corev1.PortHeader, strings.Join(ports, ","))
-		}
-	}
-	return out
-}
-
-// podAndNode reads the pod and the node it is bound to. A pod without a
-// node is upstream's 400.
-func (h *Handler) podAndNode(ctx context.Context, s *registry.Store, ns, name string) (*corev1.Pod, *corev1.Node, error) {
-	obj, err := s.Get(ctx, ns, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	pod := obj.(*corev1.Pod)
-	if pod.Spec.NodeName == "" {
-		return pod, nil, apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", name))
-	}
-	nodes := h.stores[corev1.SchemeGroupVersion.WithResource("nodes")]
-	if nodes == nil {
-		return pod, nil, apierrors.NewInternalError(errors.New("no node storage"))
-	}
-	nobj, err := nodes.Get(ctx, "", pod.Spec.NodeName)
-	if err != nil {
-		if registry.IsNotFound(err) {
-			return pod, nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, pod.Spec.NodeName)
-		}
-		return pod, nil, err
-	}
-	return pod, nobj.(*corev1.Node), nil
-}
 
 func (h *Handler) kubelet() (*kubeletclient.Client, error) {
 	if h.Kubelet == nil {
@@ -288,7 +56,7 @@ func checkLogWebSocket(r *http.Request) error {
 // over plain HTTP or, when the client asks for one, a WebSocket.
 func (h *Handler) podLog(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {
 	gr := schema.GroupResource{Resource: "pods/log"}
-	opts, err := parseLogOptions(r.URL.Query())
+	opts, err := s.R.Kubelet.LogOptions(r.URL.Query())
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
 		return
@@ -305,15 +73,12 @@ func (h *Handler) podLog(w http.ResponseWriter, r *http.Request, s *registry.Sto
 		h.writeError(w, r, err, gr, name)
 		return
 	}
-	pod, node, err := h.podAndNode(r.Context(), s, ns, name)
-	if err == nil {
-		opts.Container, err = podContainer(pod, opts.Container)
-	}
+	target, err := s.R.Kubelet.Log(r.Context(), h.locationDeps(s), ns, name, opts)
 	if err != nil {
 		h.writeError(w, r, err, s.R.GroupResource(), name)
 		return
 	}
-	loc, err := kc.Location(node, fmt.Sprintf("/containerLogs/%s/%s/%s", ns, name, opts.Container), logQuery(opts))
+	loc, err := kc.Location(target.Node, target.Path, target.Query)
 	if err != nil {
 		h.writeError(w, r, apierrors.NewInternalError(err), gr, name)
 		return
@@ -460,24 +225,7 @@ func (h *Handler) podConnect(w http.ResponseWriter, r *http.Request, s *registry
 		h.writeError(w, r, err, gr, name)
 		return
 	}
-	pod, node, err := h.podAndNode(r.Context(), s, ns, name)
-	if err != nil {
-		h.writeError(w, r, err, s.R.GroupResource(), name)
-		return
-	}
-	var path string
-	switch o := opts.(type) {
-	case *corev1.PodExecOptions:
-		if path, err = streamPath(pod, sub, o.Container); err == nil && len(o.Command) == 0 {
-			err = apierrors.NewBadRequest("you must specify at least one command for the container")
-		}
-	case *corev1.PodAttachOptions:
-		path, err = streamPath(pod, sub, o.Container)
-	case *corev1.PodPortForwardOptions:
-		path = fmt.Sprintf("/portForward/%s/%s", ns, name)
-	default:
-		err = apierrors.NewInternalError(fmt.Errorf("invalid options object: %T", opts))
-	}
+	target, err := s.R.Kubelet.Stream(r.Context(), h.locationDeps(s), ns, name, sub, opts)
 	if err != nil {
 		h.writeError(w, r, err, s.R.GroupResource(), name)
 		return
@@ -486,7 +234,7 @@ func (h *Handler) podConnect(w http.ResponseWriter, r *http.Request, s *registry
 		h.writeError(w, r, apierrors.NewBadRequest("Upgrade request required"), gr, name)
 		return
 	}
-	loc, err := kc.Location(node, path, streamQuery(opts))
+	loc, err := kc.Location(target.Node, target.Path, target.Query)
 	if err != nil {
 		h.writeError(w, r, apierrors.NewInternalError(err), gr, name)
 		return
@@ -497,14 +245,4 @@ func (h *Handler) podConnect(w http.ResponseWriter, r *http.Request, s *registry
 		h.writeError(w, req, apierrors.NewInternalError(fmt.Errorf("error dialing backend: %w", err)), gr, name)
 	})
 	proxy.ServeHTTP(w, r)
-}
-
-// streamPath is the kubelet's path for exec or attach in a container of
-// pod: the one asked for, or the default (podContainer).
-func streamPath(pod *corev1.Pod, sub, container string) (string, error) {
-	container, err := podContainer(pod, container)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("/%s/%s/%s/%s", sub, pod.Namespace, pod.Name, container), nil
 }

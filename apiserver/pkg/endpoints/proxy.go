@@ -13,14 +13,12 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilproxy "k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/registry"
-	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // NewProxyTransport is how the API server reaches pods and services for
@@ -64,7 +62,7 @@ func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, s *registry.Stor
 		h.writeError(w, r, err, gr, id)
 		return
 	}
-	loc, rt, err := s.R.Proxy.Location(r.Context(), h.proxyDeps(s), ns, id)
+	loc, rt, err := s.R.Proxy.Location(r.Context(), h.locationDeps(s), ns, id)
 	if err != nil {
 		h.writeError(w, r, err, s.R.GroupResource(), id)
 		return
@@ -170,20 +168,4 @@ func joinPreservingTrailingSlash(elem ...string) string {
 		}
 	}
 	return result
-}
-
-// proxyDeps are what a kind's proxy location may use: the kind's storage,
-// the core resources' storage, the proxy transport and the kubelet client.
-func (h *Handler) proxyDeps(s *registry.Store) rest.ProxyDeps {
-	return rest.ProxyDeps{
-		Store: s,
-		CoreStore: func(resource string) rest.Getter {
-			if cs := h.stores[corev1.SchemeGroupVersion.WithResource(resource)]; cs != nil {
-				return cs
-			}
-			return nil
-		},
-		Transport: h.proxyTransport(),
-		Kubelet:   h.kubelet,
-	}
 }

@@ -24,10 +24,10 @@ const (
 	SubFinalize = namespace.SubFinalize
 	SubToken    = "token"
 	// The subresources that reach the pod's node's kubelet.
-	SubLog         = "log"
-	SubExec        = "exec"
-	SubAttach      = "attach"
-	SubPortForward = "portforward"
+	SubLog         = pod.SubLog
+	SubExec        = pod.SubExec
+	SubAttach      = pod.SubAttach
+	SubPortForward = pod.SubPortForward
 	// SubProxy passes requests to the pod, a ready endpoint of the
 	// service, or the node's kubelet.
 	SubProxy    = "proxy"
@@ -92,8 +92,9 @@ type Resource struct {
 	// EphemeralContainers serves pods/ephemeralcontainers.
 	EphemeralContainers rest.Strategy
 	// Kubelet serves pods/log, pods/exec, pods/attach and pods/portforward
-	// by proxying to the kubelet of the pod's node.
-	Kubelet bool
+	// by proxying to the kubelet of the pod's node: the kind's options and
+	// where on which kubelet a request goes.
+	Kubelet *rest.Kubelet
 	// Proxy serves the proxy subresource (pods, services, nodes): the
 	// kind's proxy options and where a request goes.
 	Proxy *rest.Proxy
@@ -185,7 +186,7 @@ func (r *Resource) Subresources() []string {
 	if r.EphemeralContainers != nil {
 		out = append(out, SubEphemeralContainers)
 	}
-	if r.Kubelet {
+	if r.Kubelet != nil {
 		out = append(out, SubAttach, SubExec, SubLog, SubPortForward)
 	}
 	if r.Proxy != nil {

@@ -36,7 +36,7 @@ var Proxy = &rest.Proxy{
 // port, HTTPS, the API server's kubelet client certificate) unless another
 // port is asked for, which is reached with the proxy transport. Nodes
 // whose address is loopback or link-local are refused.
-func ResourceLocation(ctx context.Context, deps rest.ProxyDeps, _, id string) (*url.URL, http.RoundTripper, error) {
+func ResourceLocation(ctx context.Context, deps rest.LocationDeps, _, id string) (*url.URL, http.RoundTripper, error) {
 	scheme, name, port, valid := utilnet.SplitSchemeNamePort(id)
 	if !valid {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid node request %q", id))

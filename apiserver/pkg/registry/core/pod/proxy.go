@@ -30,7 +30,7 @@ var Proxy = &rest.Proxy{
 		}
 		return o.Path, true
 	},
-	Location: func(ctx context.Context, deps rest.ProxyDeps, ns, id string) (*url.URL, http.RoundTripper, error) {
+	Location: func(ctx context.Context, deps rest.LocationDeps, ns, id string) (*url.URL, http.RoundTripper, error) {
 		loc, err := ResourceLocation(ctx, deps.Store, ns, id)
 		return loc, deps.Transport, err
 	},

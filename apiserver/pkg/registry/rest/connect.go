@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"skiff.dev/apiserver/pkg/kubeletclient"
@@ -25,7 +26,34 @@ type Proxy struct {
 	// Location is upstream's ResourceLocation: where a request for id
 	// ("name", "name:port" or "scheme:name:port") in namespace ns goes, and
 	// the round tripper that reaches it. Its errors are the client's answer.
-	Location func(ctx context.Context, deps ProxyDeps, ns, id string) (*url.URL, http.RoundTripper, error)
+	Location func(ctx context.Context, deps LocationDeps, ns, id string) (*url.URL, http.RoundTripper, error)
+}
+
+// Kubelet is a kind's subresources served by the kubelet of the object's
+// node (pods/log, exec, attach and portforward), as upstream's pod
+// LogLocation and streamLocation: the kind reads their options and says
+// which node's kubelet serves them, at which path and query; the endpoint
+// reaches the kubelet.
+type Kubelet struct {
+	// LogOptions reads and validates a log request's options from its
+	// query (upstream's conversion and ValidatePodLogOptions).
+	LogOptions func(q url.Values) (*corev1.PodLogOptions, error)
+	// Log is where the log of the object named is, with opts (whose
+	// container it fills in when none is named).
+	Log func(ctx context.Context, deps LocationDeps, ns, name string, opts *corev1.PodLogOptions) (KubeletTarget, error)
+	// ConnectOptions reads the options of exec, attach or portforward
+	// (sub) from the query: the object admission sees.
+	ConnectOptions func(sub string, q url.Values) (runtime.Object, error)
+	// Stream is where the exec, attach or portforward (sub) of the object
+	// named goes, with the admitted options.
+	Stream func(ctx context.Context, deps LocationDeps, ns, name, sub string, opts runtime.Object) (KubeletTarget, error)
+}
+
+// KubeletTarget is a request to a node's kubelet.
+type KubeletTarget struct {
+	Node  *corev1.Node
+	Path  string
+	Query url.Values
 }
 
 // Getter reads one object of a resource.
@@ -33,8 +61,8 @@ type Getter interface {
 	Get(ctx context.Context, ns, name string) (runtime.Object, error)
 }
 
-// ProxyDeps are what finding a proxy location may use.
-type ProxyDeps struct {
+// LocationDeps are what finding where a connect subresource goes may use.
+type LocationDeps struct {
 	// Store is the storage of the kind being proxied to.
 	Store Getter
 	// CoreStore returns the storage of another core/v1 resource
