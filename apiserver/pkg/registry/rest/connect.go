@@ -29,6 +29,23 @@ type Proxy struct {
 	Location func(ctx context.Context, deps LocationDeps, ns, id string) (*url.URL, http.RoundTripper, error)
 }
 
+// NewProxy builds a kind's Proxy from its typed options: newOptions makes
+// them with a path, path reads it back.
+func NewProxy[T runtime.Object](newOptions func(path string) T, path func(T) string,
+	location func(ctx context.Context, deps LocationDeps, ns, id string) (*url.URL, http.RoundTripper, error)) *Proxy {
+	return &Proxy{
+		NewOptions: func(p string) runtime.Object { return newOptions(p) },
+		Path: func(opts runtime.Object) (string, bool) {
+			o, ok := opts.(T)
+			if !ok {
+				return "", false
+			}
+			return path(o), true
+		},
+		Location: location,
+	}
+}
+
 // Kubelet is a kind's subresources served by the kubelet of the object's
 // node (pods/log, exec, attach and portforward), as upstream's pod
 // LogLocation and streamLocation: the kind reads their options and says

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"skiff.dev/apiserver/pkg/registry/rest"
@@ -18,19 +17,12 @@ import (
 
 // Proxy serves nodes/proxy: v1 NodeProxyOptions, and the node's kubelet
 // or another port of the node.
-var Proxy = &rest.Proxy{
-	NewOptions: func(path string) runtime.Object {
+var Proxy = rest.NewProxy(
+	func(path string) *corev1.NodeProxyOptions {
 		return &corev1.NodeProxyOptions{TypeMeta: metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "NodeProxyOptions"}, Path: path}
 	},
-	Path: func(opts runtime.Object) (string, bool) {
-		o, ok := opts.(*corev1.NodeProxyOptions)
-		if !ok {
-			return "", false
-		}
-		return o.Path, true
-	},
-	Location: ResourceLocation,
-}
+	func(o *corev1.NodeProxyOptions) string { return o.Path },
+	ResourceLocation)
 
 // ResourceLocation is upstream's node ResourceLocation: the kubelet (its
 // port, HTTPS, the API server's kubelet client certificate) unless another

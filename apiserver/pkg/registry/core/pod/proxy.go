@@ -12,29 +12,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
 
 // Proxy serves pods/proxy: v1 PodProxyOptions, and the pod's address.
-var Proxy = &rest.Proxy{
-	NewOptions: func(path string) runtime.Object {
+var Proxy = rest.NewProxy(
+	func(path string) *corev1.PodProxyOptions {
 		return &corev1.PodProxyOptions{TypeMeta: metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "PodProxyOptions"}, Path: path}
 	},
-	Path: func(opts runtime.Object) (string, bool) {
-		o, ok := opts.(*corev1.PodProxyOptions)
-		if !ok {
-			return "", false
-		}
-		return o.Path, true
-	},
-	Location: func(ctx context.Context, deps rest.LocationDeps, ns, id string) (*url.URL, http.RoundTripper, error) {
+	func(o *corev1.PodProxyOptions) string { return o.Path },
+	func(ctx context.Context, deps rest.LocationDeps, ns, id string) (*url.URL, http.RoundTripper, error) {
 		loc, err := ResourceLocation(ctx, deps.Store, ns, id)
 		return loc, deps.Transport, err
-	},
-}
+	})
 
 // ResourceLocation is upstream's pod ResourceLocation: the pod's IP, on the
 // port asked for or the first container port, refused when the address is

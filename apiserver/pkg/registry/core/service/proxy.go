@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"skiff.dev/apiserver/pkg/registry/rest"
@@ -20,22 +19,15 @@ import (
 
 // Proxy serves services/proxy: v1 ServiceProxyOptions, and a ready
 // endpoint of the service.
-var Proxy = &rest.Proxy{
-	NewOptions: func(path string) runtime.Object {
+var Proxy = rest.NewProxy(
+	func(path string) *corev1.ServiceProxyOptions {
 		return &corev1.ServiceProxyOptions{TypeMeta: metav1.TypeMeta{APIVersion: corev1.SchemeGroupVersion.String(), Kind: "ServiceProxyOptions"}, Path: path}
 	},
-	Path: func(opts runtime.Object) (string, bool) {
-		o, ok := opts.(*corev1.ServiceProxyOptions)
-		if !ok {
-			return "", false
-		}
-		return o.Path, true
-	},
-	Location: func(ctx context.Context, deps rest.LocationDeps, ns, id string) (*url.URL, http.RoundTripper, error) {
+	func(o *corev1.ServiceProxyOptions) string { return o.Path },
+	func(ctx context.Context, deps rest.LocationDeps, ns, id string) (*url.URL, http.RoundTripper, error) {
 		loc, err := ResourceLocation(ctx, deps.Store, deps.CoreStore("endpoints"), deps.CoreStore("pods"), ns, id)
 		return loc, deps.Transport, err
-	},
-}
+	})
 
 // ResourceLocation is upstream's service ResourceLocation: a random
 // address of the service's Endpoints that serves the port asked for (by
