@@ -87,8 +87,9 @@ type Resource struct {
 	Finalizing func(obj runtime.Object) bool
 	// Approval serves certificatesigningrequests/approval.
 	Approval rest.Strategy
-	// Eviction serves pods/eviction (POST policy/v1 Eviction).
-	Eviction bool
+	// Eviction serves pods/eviction (POST policy/v1 Eviction): the kind's
+	// eviction of an object.
+	Eviction rest.EvictFunc
 	// EphemeralContainers serves pods/ephemeralcontainers.
 	EphemeralContainers rest.Strategy
 	// Kubelet serves pods/log, pods/exec, pods/attach and pods/portforward
@@ -180,7 +181,7 @@ func (r *Resource) Subresources() []string {
 	if r.Approval != nil {
 		out = append(out, SubApproval)
 	}
-	if r.Eviction {
+	if r.Eviction != nil {
 		out = append(out, SubEviction)
 	}
 	if r.EphemeralContainers != nil {

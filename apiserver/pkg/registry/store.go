@@ -322,7 +322,16 @@ func (s *Store) Watch(ctx context.Context, ns string, opts storage.ListOptions) 
 
 // UpdateFunc computes the object the client wants from the current one.
 // exists is false when the object is missing (PUT may create it).
-type UpdateFunc func(ctx context.Context, current runtime.Object, exists bool) (runtime.Object, error)
+type UpdateFunc = rest.UpdateFunc
+
+var _ rest.ObjectStore = (*Store)(nil)
+
+// GuaranteedUpdate applies fn to the stored object in a compare-and-swap
+// loop, with no strategy, validation or admission (a PodDisruptionBudget's
+// disruptions taken by an eviction).
+func (s *Store) GuaranteedUpdate(ctx context.Context, ns, name string, fn storage.UpdateFunc) (runtime.Object, error) {
+	return s.Storage.GuaranteedUpdate(ctx, s.Key(ns, name), nil, false, fn)
+}
 
 // Update applies fn inside a compare-and-swap loop, with the strategy of the
 // endpoint (main or status). It reports whether the object was created.

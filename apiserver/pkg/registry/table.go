@@ -85,7 +85,7 @@ func Resources() []*Resource {
 			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
 			Printer:  tables.Pod,
 			Strategy: pod.Strategy, StatusStrategy: pod.StatusStrategy, Default: pod.Default, Fields: pod.Fields, GracePeriod: pod.GracePeriod,
-			Binding: true, Eviction: true, Kubelet: pod.Kubelet, Proxy: pod.Proxy, ReturnDeletedObject: true,
+			Binding: true, Eviction: pod.Evict, Kubelet: pod.Kubelet, Proxy: pod.Proxy, ReturnDeletedObject: true,
 			EphemeralContainers: pod.EphemeralContainersStrategy,
 		},
 		{

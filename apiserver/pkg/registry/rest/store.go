@@ -1,0 +1,38 @@
+package rest
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"skiff.dev/apiserver/pkg/storage"
+)
+
+// UpdateFunc computes the object the client wants from the current one.
+// exists is false when the object is missing (PUT may create it).
+type UpdateFunc func(ctx context.Context, current runtime.Object, exists bool) (runtime.Object, error)
+
+// ObjectStore is the part of a resource's store a kind's subresources use
+// (the generic store implements it).
+type ObjectStore interface {
+	Getter
+	List(ctx context.Context, ns string, opts storage.ListOptions) (runtime.Object, error)
+	// Update applies fn in a compare-and-swap loop with strategy.
+	Update(ctx context.Context, ns, name string, fn UpdateFunc, strategy Strategy, dryRun bool) (runtime.Object, bool, error)
+	Delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions, dryRun bool) (runtime.Object, bool, error)
+	// GuaranteedUpdate applies fn to the stored object in a
+	// compare-and-swap loop, with no strategy, validation or admission.
+	GuaranteedUpdate(ctx context.Context, ns, name string, fn storage.UpdateFunc) (runtime.Object, error)
+}
+
+// EvictionDeps are what evicting an object may use: the storage of its
+// kind and of PodDisruptionBudgets (nil when they are not served).
+type EvictionDeps struct {
+	Pods    ObjectStore
+	Budgets ObjectStore
+}
+
+// EvictFunc evicts the object named (pods/eviction): it is deleted with
+// opts unless that would violate its disruption budget.
+type EvictFunc func(ctx context.Context, deps EvictionDeps, ns, name string, opts *metav1.DeleteOptions, dryRun bool) error
