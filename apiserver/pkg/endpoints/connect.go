@@ -93,14 +93,18 @@ func proxyPath(s *registry.Store, opts runtime.Object) (string, error) {
 // the proxy transport and the kubelet client.
 func (h *Handler) locationDeps(s *registry.Store) rest.LocationDeps {
 	return rest.LocationDeps{
-		Store: s,
-		CoreStore: func(resource string) rest.Getter {
-			if cs := h.stores[corev1.SchemeGroupVersion.WithResource(resource)]; cs != nil {
-				return cs
-			}
-			return nil
-		},
+		Store:     s,
+		CoreStore: h.coreStore,
 		Transport: h.proxyTransport(),
 		Kubelet:   h.kubelet,
 	}
+}
+
+// coreStore is the storage of a core/v1 resource, nil when it is not
+// served.
+func (h *Handler) coreStore(resource string) rest.Getter {
+	if cs := h.stores[corev1.SchemeGroupVersion.WithResource(resource)]; cs != nil {
+		return cs
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"skiff.dev/apiserver/pkg/registry/core/pod"
 	"skiff.dev/apiserver/pkg/registry/core/resourcequota"
 	"skiff.dev/apiserver/pkg/registry/core/service"
+	"skiff.dev/apiserver/pkg/registry/core/serviceaccount"
 	"skiff.dev/apiserver/pkg/registry/rbac"
 	"skiff.dev/apiserver/pkg/registry/rest"
 )
@@ -22,7 +23,7 @@ const (
 	SubScale    = "scale"
 	SubBinding  = "binding"
 	SubFinalize = namespace.SubFinalize
-	SubToken    = "token"
+	SubToken    = serviceaccount.SubToken
 	// The subresources that reach the pod's node's kubelet.
 	SubLog         = pod.SubLog
 	SubExec        = pod.SubExec
@@ -72,7 +73,7 @@ type Resource struct {
 	// TokenRequest serves serviceaccounts/token.
 	Binding      bool
 	Finalize     bool
-	TokenRequest bool
+	TokenRequest rest.TokenRequestFunc
 	// GracePeriod, when set, makes deletion graceful (pods: it waits for
 	// the kubelet): it returns the grace period of a delete of obj, 0 to
 	// delete at once.
@@ -175,7 +176,7 @@ func (r *Resource) Subresources() []string {
 	if r.Finalize {
 		out = append(out, SubFinalize)
 	}
-	if r.TokenRequest {
+	if r.TokenRequest != nil {
 		out = append(out, SubToken)
 	}
 	if r.Approval != nil {

@@ -139,7 +139,7 @@ func Resources() []*Resource {
 			New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },
 			Printer:      tables.ServiceAccount,
 			Strategy:     serviceaccount.Strategy,
-			TokenRequest: true,
+			TokenRequest: serviceaccount.TokenRequest,
 		},
 		{
 			Group: "apps", Version: "v1", Kind: "ReplicaSet", Resource: "replicasets", SingularName: "replicaset", Namespaced: true,

@@ -3,9 +3,11 @@ package rest
 import (
 	"context"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"skiff.dev/apiserver/pkg/serviceaccount"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -36,3 +38,15 @@ type EvictionDeps struct {
 // EvictFunc evicts the object named (pods/eviction): it is deleted with
 // opts unless that would violate its disruption budget.
 type EvictFunc func(ctx context.Context, deps EvictionDeps, ns, name string, opts *metav1.DeleteOptions, dryRun bool) error
+
+// TokenDeps are what issuing a service account's token may use: the
+// storage of service accounts, pods and nodes (nil when not served), and
+// the server's token issuer.
+type TokenDeps struct {
+	ServiceAccounts, Pods, Nodes Getter
+	Issuer                       *serviceaccount.Issuer
+}
+
+// TokenRequestFunc answers a TokenRequest for the service account named
+// (serviceaccounts/token).
+type TokenRequestFunc func(ctx context.Context, deps TokenDeps, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)

@@ -1,5 +1,5 @@
-// Package serviceaccount holds the ServiceAccount kind's strategy (its
-// token subresource is served by the store). Upstream has no v1 defaults for it.
+// Package serviceaccount holds the ServiceAccount kind's strategy and its
+// token subresource (token.go). Upstream has no v1 defaults for it.
 package serviceaccount
 
 import (
