@@ -629,7 +629,7 @@ func (e *fuzzEnv) purge(t *testing.T, r *registry.Resource, name string) {
 			if len(m.GetFinalizers()) > 0 {
 				e.do(t, http.MethodPatch, itemPath(r, name), "application/merge-patch+json", mediaJSON, []byte(`{"metadata":{"finalizers":null}}`))
 			}
-			if r.Finalize {
+			if r.Finalize != nil {
 				body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q},"spec":{"finalizers":[]}}`, name)
 				e.do(t, http.MethodPut, itemPath(r, name)+"/finalize", mediaJSON, mediaJSON, []byte(body))
 			}
@@ -735,10 +735,10 @@ func endpointsOf(r *registry.Resource, puts bool) []endpoint {
 	if r.Scale != nil {
 		out = append(out, endpoint{sub: registry.SubScale, gvk: autoscalingv1.SchemeGroupVersion.WithKind("Scale")})
 	}
-	if puts && r.Finalize {
+	if puts && r.Finalize != nil {
 		out = append(out, endpoint{sub: registry.SubFinalize, gvk: r.GroupVersionKind()})
 	}
-	if puts && r.Binding {
+	if puts && r.Binding != nil {
 		out = append(out, endpoint{sub: registry.SubBinding, gvk: corev1.SchemeGroupVersion.WithKind("Binding"), method: http.MethodPost})
 	}
 	if puts {

@@ -728,7 +728,7 @@ func (h *Handler) bind(w http.ResponseWriter, r *http.Request, s *registry.Store
 		h.writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"), gr, name)
 		return
 	}
-	if err := s.Bind(r.Context(), ns, name, b, dry); err != nil {
+	if err := s.R.Binding(r.Context(), s, ns, name, b, dry); err != nil {
 		h.writeError(w, r, err, gr, name)
 		return
 	}
@@ -746,12 +746,7 @@ func (h *Handler) finalize(w http.ResponseWriter, r *http.Request, s *registry.S
 		h.writeError(w, r, err, gr, name)
 		return
 	}
-	ns, ok := obj.(*corev1.Namespace)
-	if !ok {
-		h.writeError(w, r, apierrors.NewBadRequest("expected a Namespace"), gr, name)
-		return
-	}
-	out, err := s.Finalize(r.Context(), name, ns, dry)
+	out, err := s.R.Finalize(r.Context(), s, name, obj, dry)
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
 		return

@@ -9,8 +9,8 @@
 // its strategies (PrepareForCreate, PrepareForUpdate, Validate,
 // ValidateUpdate, reset fields), defaults, selectable fields, hooks (the
 // Service IP allocator, a quota's status) and subresources (the proxy of
-// pods, services and nodes; pods/log, exec, attach, portforward and
-// eviction; serviceaccounts/token). The table in table.go lists every kind skiff serves,
+// pods, services and nodes; pods/log, exec, attach, portforward, eviction
+// and binding; namespaces/finalize; serviceaccounts/token). The table in table.go lists every kind skiff serves,
 // one row a kind naming its package's parts; resources.go defines a row
 // (Resource) and its subresources. The REST endpoints, discovery and the
 // OpenAPI documents are all built from the table, so adding a kind is one

@@ -70,9 +70,9 @@ type Resource struct {
 	// Scale serves the scale subresource (autoscaling/v1 Scale).
 	Scale *rest.ScaleAccessor
 	// Binding serves pods/binding; Finalize serves namespaces/finalize;
-	// TokenRequest serves serviceaccounts/token.
-	Binding      bool
-	Finalize     bool
+	// TokenRequest serves serviceaccounts/token: each the kind's.
+	Binding      rest.BindFunc
+	Finalize     rest.FinalizeFunc
 	TokenRequest rest.TokenRequestFunc
 	// GracePeriod, when set, makes deletion graceful (pods: it waits for
 	// the kubelet): it returns the grace period of a delete of obj, 0 to
@@ -170,10 +170,10 @@ func (r *Resource) Subresources() []string {
 	if r.Scale != nil {
 		out = append(out, SubScale)
 	}
-	if r.Binding {
+	if r.Binding != nil {
 		out = append(out, SubBinding)
 	}
-	if r.Finalize {
+	if r.Finalize != nil {
 		out = append(out, SubFinalize)
 	}
 	if r.TokenRequest != nil {

@@ -327,11 +327,20 @@ type UpdateFunc = rest.UpdateFunc
 var _ rest.ObjectStore = (*Store)(nil)
 
 // GuaranteedUpdate applies fn to the stored object in a compare-and-swap
-// loop, with no strategy, validation or admission (a PodDisruptionBudget's
-// disruptions taken by an eviction).
-func (s *Store) GuaranteedUpdate(ctx context.Context, ns, name string, fn storage.UpdateFunc) (runtime.Object, error) {
-	return s.Storage.GuaranteedUpdate(ctx, s.Key(ns, name), nil, false, fn)
+// loop under pre, with no strategy, validation or admission (a
+// PodDisruptionBudget's disruptions taken by an eviction, a pod's binding).
+func (s *Store) GuaranteedUpdate(ctx context.Context, ns, name string, pre *storage.Preconditions, fn storage.UpdateFunc) (runtime.Object, error) {
+	return s.Storage.GuaranteedUpdate(ctx, s.Key(ns, name), pre, false, fn)
 }
+
+// DeleteStored removes the stored object under pre, with no finalizers,
+// grace period or admission (a finalized namespace).
+func (s *Store) DeleteStored(ctx context.Context, ns, name string, pre *storage.Preconditions) (runtime.Object, error) {
+	return s.Storage.Delete(ctx, s.Key(ns, name), pre, nil)
+}
+
+// Time is the store's clock: Now when set, else the time now.
+func (s *Store) Time() time.Time { return s.now() }
 
 // Update applies fn inside a compare-and-swap loop, with the strategy of the
 // endpoint (main or status). It reports whether the object was created.

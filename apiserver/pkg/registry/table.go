@@ -77,7 +77,7 @@ func Resources() []*Resource {
 			Printer:  tables.Namespace,
 			Strategy: namespace.Strategy, StatusStrategy: namespace.StatusStrategy, Default: namespace.Default, Fields: namespace.Fields, Finalizing: namespace.Finalizing,
 			MarkTerminating: namespace.MarkTerminating,
-			Finalize:        true, ReturnDeletedObject: true,
+			Finalize:        namespace.Finalize, ReturnDeletedObject: true,
 		},
 		{
 			Version: "v1", Kind: "Pod", Resource: "pods", SingularName: "pod", Namespaced: true,
@@ -85,7 +85,7 @@ func Resources() []*Resource {
 			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
 			Printer:  tables.Pod,
 			Strategy: pod.Strategy, StatusStrategy: pod.StatusStrategy, Default: pod.Default, Fields: pod.Fields, GracePeriod: pod.GracePeriod,
-			Binding: true, Eviction: pod.Evict, Kubelet: pod.Kubelet, Proxy: pod.Proxy, ReturnDeletedObject: true,
+			Binding: pod.CreateBinding, Eviction: pod.Evict, Kubelet: pod.Kubelet, Proxy: pod.Proxy, ReturnDeletedObject: true,
 			EphemeralContainers: pod.EphemeralContainersStrategy,
 		},
 		{

@@ -2,8 +2,10 @@ package rest
 
 import (
 	"context"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -24,9 +26,23 @@ type ObjectStore interface {
 	Update(ctx context.Context, ns, name string, fn UpdateFunc, strategy Strategy, dryRun bool) (runtime.Object, bool, error)
 	Delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions, dryRun bool) (runtime.Object, bool, error)
 	// GuaranteedUpdate applies fn to the stored object in a
-	// compare-and-swap loop, with no strategy, validation or admission.
-	GuaranteedUpdate(ctx context.Context, ns, name string, fn storage.UpdateFunc) (runtime.Object, error)
+	// compare-and-swap loop under pre (nil: none), with no strategy,
+	// validation or admission.
+	GuaranteedUpdate(ctx context.Context, ns, name string, pre *storage.Preconditions, fn storage.UpdateFunc) (runtime.Object, error)
+	// DeleteStored removes the stored object under pre, with no
+	// finalizers, grace period or admission.
+	DeleteStored(ctx context.Context, ns, name string, pre *storage.Preconditions) (runtime.Object, error)
+	// Time is the store's clock: the time now.
+	Time() time.Time
 }
+
+// BindFunc binds the object named (pods/binding: a pod to a node).
+type BindFunc func(ctx context.Context, s ObjectStore, ns, name string, b *corev1.Binding, dryRun bool) error
+
+// FinalizeFunc writes the finalizers of the object named from obj
+// (namespaces/finalize), deleting it when it is going and none is left;
+// it returns what the client is answered.
+type FinalizeFunc func(ctx context.Context, s ObjectStore, name string, obj runtime.Object, dryRun bool) (runtime.Object, error)
 
 // EvictionDeps are what evicting an object may use: the storage of its
 // kind and of PodDisruptionBudgets (nil when they are not served).

@@ -196,7 +196,7 @@ func chargeBudget(ctx context.Context, pdbs rest.ObjectStore, pdb *policyv1.PodD
 	if dry {
 		return check(pdb)
 	}
-	_, err := pdbs.GuaranteedUpdate(ctx, pdb.Namespace, pdb.Name, func(existing runtime.Object) (runtime.Object, error) {
+	_, err := pdbs.GuaranteedUpdate(ctx, pdb.Namespace, pdb.Name, nil, func(existing runtime.Object) (runtime.Object, error) {
 		cur := existing.(*policyv1.PodDisruptionBudget).DeepCopy()
 		if err := check(cur); err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package pod
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -66,7 +67,7 @@ func (f *fakeStore) Delete(_ context.Context, _, name string, _ *metav1.DeleteOp
 	return o, true, nil
 }
 
-func (f *fakeStore) GuaranteedUpdate(ctx context.Context, ns, name string, fn storage.UpdateFunc) (runtime.Object, error) {
+func (f *fakeStore) GuaranteedUpdate(ctx context.Context, ns, name string, _ *storage.Preconditions, fn storage.UpdateFunc) (runtime.Object, error) {
 	cur, err := f.Get(ctx, ns, name)
 	if err != nil {
 		return nil, err
@@ -78,6 +79,13 @@ func (f *fakeStore) GuaranteedUpdate(ctx context.Context, ns, name string, fn st
 	f.objs[name] = out
 	return out, nil
 }
+
+func (f *fakeStore) DeleteStored(ctx context.Context, ns, name string, _ *storage.Preconditions) (runtime.Object, error) {
+	o, _, err := f.Delete(ctx, ns, name, nil, false)
+	return o, err
+}
+
+func (f *fakeStore) Time() time.Time { return time.Now() }
 
 func evictionFixture(allowed int32, budgets int) (pods, pdbs *fakeStore) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1", Labels: map[string]string{"app": "a"}},
