@@ -7,8 +7,8 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,25 +26,38 @@ const testNodeIP = "192.0.2.53"
 
 // upstream is a resolver on loopback standing for the node's resolvers:
 // it answers A queries for names under example.test. with 192.0.2.10 and
-// NXDOMAIN for everything else, and counts the queries it got.
+// NXDOMAIN for everything else, and counts the queries it got for each
+// name (CoreDNS's loop plugin sends its own probe, a random name, after
+// a start).
 type upstream struct {
-	addr    string
-	queries atomic.Int64
+	addr string
+
+	mu    sync.Mutex
+	names map[string]int
+}
+
+// asked is how many queries for name the upstream got.
+func (u *upstream) asked(name string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.names[strings.ToLower(dns.Fqdn(name))]
 }
 
 func startUpstream(t testing.TB) *upstream {
 	t.Helper()
-	u := &upstream{}
+	u := &upstream{names: map[string]int{}}
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.addr = pc.LocalAddr().String()
 	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		u.queries.Add(1)
 		m := new(dns.Msg)
 		m.SetReply(r)
 		q := r.Question[0]
+		u.mu.Lock()
+		u.names[strings.ToLower(q.Name)]++
+		u.mu.Unlock()
 		if dns.IsSubDomain("example.test.", q.Name) {
 			if q.Qtype == dns.TypeA {
 				m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.ParseIP("192.0.2.10")})
