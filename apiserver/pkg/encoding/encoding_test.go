@@ -2,7 +2,6 @@ package encoding
 
 import (
 	"bytes"
-	"io"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,74 +38,6 @@ func TestEncodeMatchesTheEncoder(t *testing.T) {
 			}
 			if !bytes.Equal(got, want.Bytes()) {
 				t.Errorf("Encode = %q, want %q", got, want.Bytes())
-			}
-		})
-	}
-}
-
-// TestEncodeKeepsTheAllocatorsMemory: the protobuf encoding is the memory
-// the serializer was given, not a copy of it.
-func TestEncodeKeepsTheAllocatorsMemory(t *testing.T) {
-	enc := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
-	p := testPod()
-	viaBuffer := testing.AllocsPerRun(100, func() {
-		var b bytes.Buffer
-		_ = enc.Encode(p, &b)
-	})
-	kept := testing.AllocsPerRun(100, func() { _, _ = Encode(enc, p) })
-	if kept >= viaBuffer {
-		t.Errorf("Encode makes %v allocations, a bytes.Buffer %v: the encoding was copied", kept, viaBuffer)
-	}
-}
-
-// reuser is an encoder with an allocator that writes from a buffer of its
-// own, in two writes, and then overwrites that buffer: nothing it wrote
-// may be kept.
-type reuser struct{ own []byte }
-
-func (r *reuser) Encode(obj runtime.Object, w io.Writer) error {
-	return r.EncodeWithAllocator(obj, w, nil)
-}
-func (r *reuser) Identifier() runtime.Identifier { return "reuser" }
-func (r *reuser) EncodeWithAllocator(_ runtime.Object, w io.Writer, a runtime.MemoryAllocator) error {
-	if a != nil {
-		_ = a.Allocate(8) // asked for, then not used
-	}
-	copy(r.own, "abcdefgh")
-	if _, err := w.Write(r.own[:4]); err != nil {
-		return err
-	}
-	if _, err := w.Write(r.own[4:]); err != nil {
-		return err
-	}
-	copy(r.own, "XXXXXXXX")
-	return nil
-}
-
-// split writes the allocator's memory in two writes.
-type split struct{}
-
-func (split) Encode(obj runtime.Object, w io.Writer) error { return nil }
-func (split) Identifier() runtime.Identifier               { return "split" }
-func (split) EncodeWithAllocator(_ runtime.Object, w io.Writer, a runtime.MemoryAllocator) error {
-	mem := a.Allocate(8)
-	copy(mem, "abcdefgh")
-	if _, err := w.Write(mem[:3]); err != nil {
-		return err
-	}
-	_, err := w.Write(mem[3:])
-	return err
-}
-
-func TestEncodeCopiesWhatIsNotItsOwn(t *testing.T) {
-	for name, enc := range map[string]runtime.Encoder{"own buffer": &reuser{own: make([]byte, 8)}, "allocated, split": split{}} {
-		t.Run(name, func(t *testing.T) {
-			got, err := Encode(enc, testPod())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != "abcdefgh" {
-				t.Errorf("Encode = %q, want abcdefgh", got)
 			}
 		})
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -93,10 +92,6 @@ func (s *Store) Encode(obj runtime.Object) ([]byte, error) {
 	defer m.SetResourceVersion(rv)
 	return encoding.Encode(s.cfg.Codec, obj)
 }
-
-// valueString is data, an encoding nobody changes after, as the string
-// etcd's client takes, without copying it.
-func valueString(data []byte) string { return unsafe.String(unsafe.SliceData(data), len(data)) }
 
 // Decode reads a stored value and sets its resourceVersion to rev.
 func (s *Store) Decode(data []byte, rev int64) (runtime.Object, error) {
@@ -195,7 +190,7 @@ func (s *Store) create(ctx context.Context, key string, obj runtime.Object) ([]b
 	start := time.Now()
 	resp, err := s.cfg.Client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, valueString(data))).
+		Then(clientv3.OpPut(key, string(data))).
 		Commit()
 	s.observe("create", start)
 	if err != nil {
@@ -494,7 +489,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, preconditions 
 		start := time.Now()
 		resp, err := s.cfg.Client.Txn(cctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", modRev)).
-			Then(clientv3.OpPut(key, valueString(data))).
+			Then(clientv3.OpPut(key, string(data))).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		s.observe("update", start)
