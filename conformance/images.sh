@@ -103,11 +103,12 @@ kube_src="$(cd /tmp && GOFLAGS= go mod download -json "k8s.io/kubernetes@$KUBE_V
 "$OUT/bin/images" -bin "$OUT/bin" -busybox "$OUT/bin/busybox" -kube-src "$kube_src" -out "$OUT/images" -registry "$REGISTRY" |
 	tee "$OUT/logs/images.log"
 
-# A tag pushed again (its content changed) is stale where the node already
-# has it: the kubelet pulls IfNotPresent. Those copies go from the node's
-# containerd (make up's socket), so the next pod pulls the new one.
-CTRD_SOCK="/run/skiff-containerd/containerd.sock"
-if [ -S "$CTRD_SOCK" ]; then
+# A tag pushed again (its content changed) is stale where a node already
+# has it: the kubelet pulls IfNotPresent. Those copies go from every node's
+# containerd (make up's socket, and make node-up's), so the next pod pulls
+# the new one.
+for CTRD_SOCK in /run/skiff-containerd/containerd.sock /run/skiff-containerd-node-*/containerd.sock; do
+	[ -S "$CTRD_SOCK" ] || continue
 	for ref in $(sed -n 's/^images: pushed \([^ ]*\) .*/\1/p' "$OUT/logs/images.log"); do
 		for ns in $(ctr --address "$CTRD_SOCK" namespaces list -q 2>/dev/null | grep '^skiff-'); do
 			if ctr --address "$CTRD_SOCK" -n "$ns" images rm "$ref" >/dev/null 2>&1; then
@@ -115,7 +116,7 @@ if [ -S "$CTRD_SOCK" ]; then
 			fi
 		done
 	done
-fi
+done
 
 # KUBE_TEST_REPO_LIST: every registry of test/utils/image/manifest.go on the
 # loopback registry, under upstream's paths. The images nobody can build
