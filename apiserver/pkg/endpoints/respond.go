@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 
-	"skiff.dev/apiserver/pkg/encoding"
 	"skiff.dev/apiserver/pkg/fastpath"
 )
 
@@ -152,7 +151,7 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, code int, t targ
 	if r.URL.Query().Get("pretty") == "true" && t.info.PrettySerializer != nil {
 		enc = t.info.PrettySerializer
 	}
-	data, err := encoding.Encode(enc, obj)
+	data, err := runtime.Encode(enc, obj)
 	if err != nil {
 		klog.FromContext(r.Context()).Error(err, "encoding a response")
 		h.writeStatusJSON(w, apierrors.NewInternalError(err))

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"skiff.dev/apiserver/pkg/api"
-	"skiff.dev/apiserver/pkg/encoding"
 )
 
 // TestRespondWritten: a protobuf answer to a create is made of the bytes
@@ -32,7 +31,7 @@ func TestRespondWritten(t *testing.T) {
 	store := codecs.Factory.CodecForVersions(pb, pb, corev1.SchemeGroupVersion, corev1.SchemeGroupVersion)
 	stored := func(obj runtime.Object) []byte {
 		t.Helper()
-		data, err := encoding.Encode(store, obj)
+		data, err := runtime.Encode(store, obj)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +39,7 @@ func TestRespondWritten(t *testing.T) {
 	}
 	encode := func(enc runtime.Encoder, obj runtime.Object) []byte {
 		t.Helper()
-		data, err := encoding.Encode(enc, obj)
+		data, err := runtime.Encode(enc, obj)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,6 @@ import (
 
 	"skiff.dev/apiserver/pkg/api"
 	"skiff.dev/apiserver/pkg/api/apifuzz"
-	"skiff.dev/apiserver/pkg/encoding"
 	"skiff.dev/apiserver/pkg/fastpath"
 	"skiff.dev/apiserver/pkg/registry"
 )
@@ -49,7 +48,7 @@ func TestWithResourceVersionIsTheEncoding(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.SetResourceVersion("")
-		stored, err := encoding.Encode(store, obj)
+		stored, err := runtime.Encode(store, obj)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -63,7 +62,7 @@ func TestWithResourceVersionIsTheEncoding(t *testing.T) {
 		}
 		rv := rvs[objects%len(rvs)]
 		m.SetResourceVersion(rv)
-		want, err := encoding.Encode(pb, obj)
+		want, err := runtime.Encode(pb, obj)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +85,7 @@ func TestParseStoredRefuses(t *testing.T) {
 	codecs := api.NewCodecs()
 	pb := protobufSerializer(t, codecs)
 	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p"}}
-	good, err := encoding.Encode(pb, pod)
+	good, err := runtime.Encode(pb, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +94,7 @@ func TestParseStoredRefuses(t *testing.T) {
 	}
 	withRV := pod.DeepCopy()
 	withRV.ResourceVersion = "5"
-	set, err := encoding.Encode(pb, withRV)
+	set, err := runtime.Encode(pb, withRV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +122,7 @@ func FuzzParseStored(f *testing.F) {
 		&corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"}}},
 		&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, Data: map[string]string{"k": "v"}},
 	} {
-		data, err := encoding.Encode(pb, obj)
+		data, err := runtime.Encode(pb, obj)
 		if err != nil {
 			f.Fatal(err)
 		}

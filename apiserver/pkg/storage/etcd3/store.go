@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 
-	"skiff.dev/apiserver/pkg/encoding"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -90,7 +89,7 @@ func (s *Store) Encode(obj runtime.Object) ([]byte, error) {
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
 	defer m.SetResourceVersion(rv)
-	return encoding.Encode(s.cfg.Codec, obj)
+	return runtime.Encode(s.cfg.Codec, obj)
 }
 
 // Decode reads a stored value and sets its resourceVersion to rev.
