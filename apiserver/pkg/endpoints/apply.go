@@ -21,6 +21,7 @@ import (
 
 	"skiff.dev/apiserver/pkg/fieldmanager"
 	"skiff.dev/apiserver/pkg/registry"
+	"skiff.dev/apiserver/pkg/registry/rest"
 	"skiff.dev/apiserver/pkg/storage"
 )
 
@@ -88,7 +89,7 @@ func withKind(s *registry.Store, obj runtime.Object) runtime.Object {
 // object, or into an empty one when there is none, by the field manager,
 // which records the manager as the owner of what it applied and answers
 // 409 when another manager owns a field the patch changes, unless force.
-func (h *Handler) applyFunc(w http.ResponseWriter, r *http.Request, s *registry.Store, name, sub string, data []byte, opts *metav1.PatchOptions) (registry.UpdateFunc, error) {
+func (h *Handler) applyFunc(w http.ResponseWriter, r *http.Request, s *registry.Store, name, sub string, data []byte, opts *metav1.PatchOptions) (rest.UpdateFunc, error) {
 	directive, err := fieldValidation(r)
 	if err != nil {
 		return nil, err

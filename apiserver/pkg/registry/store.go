@@ -320,10 +320,6 @@ func (s *Store) Watch(ctx context.Context, ns string, opts storage.ListOptions) 
 	return s.Storage.Watch(ctx, s.Prefix(ns), opts)
 }
 
-// UpdateFunc computes the object the client wants from the current one.
-// exists is false when the object is missing (PUT may create it).
-type UpdateFunc = rest.UpdateFunc
-
 var _ rest.ObjectStore = (*Store)(nil)
 
 // GuaranteedUpdate applies fn to the stored object in a compare-and-swap
@@ -344,17 +340,17 @@ func (s *Store) Time() time.Time { return s.now() }
 
 // Update applies fn inside a compare-and-swap loop, with the strategy of the
 // endpoint (main or status). It reports whether the object was created.
-func (s *Store) Update(ctx context.Context, ns, name string, fn UpdateFunc, strategy rest.Strategy, dryRun bool) (runtime.Object, bool, error) {
+func (s *Store) Update(ctx context.Context, ns, name string, fn rest.UpdateFunc, strategy rest.Strategy, dryRun bool) (runtime.Object, bool, error) {
 	return s.update(ctx, ns, name, fn, strategy, dryRun, strategy.AllowCreateOnUpdate())
 }
 
 // Apply is Update for a server-side apply, which creates a missing object
 // whatever the strategy says of creating on update, as upstream's.
-func (s *Store) Apply(ctx context.Context, ns, name string, fn UpdateFunc, strategy rest.Strategy, dryRun bool) (runtime.Object, bool, error) {
+func (s *Store) Apply(ctx context.Context, ns, name string, fn rest.UpdateFunc, strategy rest.Strategy, dryRun bool) (runtime.Object, bool, error) {
 	return s.update(ctx, ns, name, fn, strategy, dryRun, true)
 }
 
-func (s *Store) update(ctx context.Context, ns, name string, fn UpdateFunc, strategy rest.Strategy, dryRun, allowCreate bool) (runtime.Object, bool, error) {
+func (s *Store) update(ctx context.Context, ns, name string, fn rest.UpdateFunc, strategy rest.Strategy, dryRun, allowCreate bool) (runtime.Object, bool, error) {
 	key := s.Key(ns, name)
 	created := false
 	var rollbacks []func()
