@@ -8,8 +8,10 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
 )
 
@@ -23,11 +25,16 @@ type Options struct {
 	// ClientCAFile, when set, turns on authentication and authorization of
 	// /metrics (see the package documentation).
 	ClientCAFile string
+	// AuthorizedTTL and UnauthorizedTTL are how long an allowed and a
+	// denied SubjectAccessReview are remembered (see SubjectAccessReviewer).
+	AuthorizedTTL   time.Duration
+	UnauthorizedTTL time.Duration
 }
 
 // NewOptions returns the defaults with the daemon's port.
 func NewOptions(port int) *Options {
-	return &Options{BindAddress: "0.0.0.0", Port: port}
+	return &Options{BindAddress: "0.0.0.0", Port: port,
+		AuthorizedTTL: DefaultAuthorizedTTL, UnauthorizedTTL: DefaultUnauthorizedTTL}
 }
 
 // AddFlags registers the flags under upstream's names.
@@ -37,6 +44,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CertFile, "tls-cert-file", o.CertFile, "Serving certificate; empty: a self-signed one is generated in memory.")
 	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "Private key for --tls-cert-file.")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle for client certificates; when set, /metrics requires a client certificate whose user the API server authorizes to get /metrics.")
+	fs.DurationVar(&o.AuthorizedTTL, "authorization-webhook-cache-authorized-ttl", o.AuthorizedTTL, "The duration to cache 'authorized' responses from the API server's SubjectAccessReviews; 0 caches none.")
+	fs.DurationVar(&o.UnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.UnauthorizedTTL, "The duration to cache 'unauthorized' responses from the API server's SubjectAccessReviews; 0 caches none.")
+}
+
+// NewAuthorizer returns the SubjectAccessReviewer for client with the
+// options' cache TTLs.
+func (o *Options) NewAuthorizer(client kubernetes.Interface) *SubjectAccessReviewer {
+	return NewSubjectAccessReviewer(client, o.AuthorizedTTL, o.UnauthorizedTTL, nil)
 }
 
 // Validate checks the options.
@@ -50,6 +65,12 @@ func (o *Options) Validate() []error {
 	}
 	if (o.CertFile == "") != (o.KeyFile == "") {
 		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
+	}
+	if o.AuthorizedTTL < 0 {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-cache-authorized-ttl %v must not be negative", o.AuthorizedTTL))
+	}
+	if o.UnauthorizedTTL < 0 {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-cache-unauthorized-ttl %v must not be negative", o.UnauthorizedTTL))
 	}
 	return errs
 }

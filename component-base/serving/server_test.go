@@ -195,6 +195,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"bad port", func(o *Options) { o.Port = 70000 }, 1},
 		{"bad address", func(o *Options) { o.BindAddress = "localhost" }, 1},
 		{"cert without key", func(o *Options) { o.CertFile = "x.crt" }, 1},
+		{"negative authorized ttl", func(o *Options) { o.AuthorizedTTL = -time.Second }, 1},
+		{"negative unauthorized ttl", func(o *Options) { o.UnauthorizedTTL = -time.Second }, 1},
+		{"no caching", func(o *Options) { o.AuthorizedTTL, o.UnauthorizedTTL = 0, 0 }, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -106,7 +106,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	c := &Config{Options: o, RESTConfig: restCfg, Client: client, Registry: reg, Metrics: metrics.New(reg), TracerProvider: tp}
-	c.Server, err = serving.New(o.Serving, reg, serving.SubjectAccessReviewer{Client: client})
+	c.Server, err = serving.New(o.Serving, reg, o.Serving.NewAuthorizer(client))
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ func setup(ctx context.Context, o *Options, restCfg *rest.Config, registry frame
 		Options: o, RESTConfig: restCfg, Client: client, Informers: factory, Registry: reg,
 		Metrics: m, Scheduler: sched, Broadcast: broadcaster, TracerProvider: tp,
 	}
-	cfg.Server, err = serving.New(o.Serving, reg, serving.SubjectAccessReviewer{Client: client})
+	cfg.Server, err = serving.New(o.Serving, reg, o.Serving.NewAuthorizer(client))
 	if err != nil {
 		return nil, err
 	}
