@@ -177,7 +177,8 @@ func TestEveryKindIsTyped(t *testing.T) {
 // also resets metadata.deletionTimestamp and metadata.ownerReferences;
 // other subresources, and kinds without status, reset nothing.
 func TestResetFieldsOfEveryKind(t *testing.T) {
-	probes := []string{".status", ".spec", ".metadata.deletionTimestamp", ".metadata.ownerReferences", ".metadata.labels", ".data"}
+	probes := []string{".status", ".spec", ".metadata.deletionTimestamp", ".metadata.ownerReferences", ".metadata.labels", ".data",
+		".status.conditions", ".status.certificate"}
 	for _, r := range registry.Resources() {
 		for _, sub := range append([]string{""}, r.Subresources()...) {
 			want := map[string]bool{}
@@ -189,6 +190,23 @@ func TestResetFieldsOfEveryKind(t *testing.T) {
 				if r.Group == "" && r.Kind == "Pod" {
 					want[".metadata.deletionTimestamp"], want[".metadata.ownerReferences"] = true, true
 				}
+			}
+			// A CertificateSigningRequest's, as upstream's: the main
+			// endpoint resets the spec too, /status the conditions too,
+			// /approval the spec and the certificate.
+			if r.Group == "certificates.k8s.io" && r.Kind == "CertificateSigningRequest" {
+				switch sub {
+				case "":
+					want[".spec"] = true
+				case registry.SubStatus:
+					want[".status.conditions"] = true
+				case "approval":
+					want[".spec"], want[".status.certificate"] = true, true
+				}
+			}
+			// What resets the status resets what is in it.
+			if want[".status"] {
+				want[".status.conditions"], want[".status.certificate"] = true, true
 			}
 			f := resetFields(r, sub)[fieldpath.APIVersion(r.GroupVersion().String())]
 			for _, p := range probes {

@@ -22,6 +22,9 @@ import (
 // CertificateSigningRequest strategies, as upstream's: the main endpoint
 // changes neither spec nor status; /status may set the certificate and
 // conditions other than Approved and Denied; /approval only the conditions.
+// Their reset fields are upstream's too: the main endpoint resets spec and
+// status, /status spec and status.conditions, /approval spec and
+// status.certificate.
 
 // SubApproval names the approval subresource.
 const SubApproval = "approval"
@@ -29,9 +32,9 @@ const SubApproval = "approval"
 // Strategy is the main endpoint; StatusStrategy /status; ApprovalStrategy
 // /approval.
 var (
-	Strategy         = csrStrategy{rest.Main(validated)}
-	StatusStrategy   = csrStatusStrategy{rest.Status(validated)}
-	ApprovalStrategy = csrApprovalStrategy{rest.Status(validated)}
+	Strategy         = csrStrategy{rest.Main(validated, rest.ResetFields(fieldpath.MakePathOrDie("spec")))}
+	StatusStrategy   = csrStatusStrategy{rest.Status(validated, rest.ResetFields(fieldpath.MakePathOrDie("status", "conditions")))}
+	ApprovalStrategy = csrApprovalStrategy{rest.Status(validated, rest.ResetFields(fieldpath.MakePathOrDie("status", "certificate")))}
 )
 
 var validated = rest.Validation(validation.ValidateCertificateSigningRequest, validation.ValidateCertificateSigningRequestUpdate)
@@ -87,54 +90,45 @@ func (s csrStatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.
 
 type csrApprovalStrategy struct{ rest.Generic }
 
+// PrepareForUpdate keeps the spec and the whole status but its conditions,
+// as upstream's.
 func (s csrApprovalStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	s.Generic.PrepareForUpdate(ctx, obj, old)
 	n, o := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
-	n.Status.Certificate = o.Status.Certificate
 	stampCSRConditions(n, o)
+	conds := n.Status.Conditions
+	n.Status = *o.Status.DeepCopy()
+	n.Status.Conditions = conds
 }
 
 // Subresource names the endpoint: approval.
 func (s csrApprovalStrategy) Subresource() string { return SubApproval }
 
-// GetResetFields: an apply through approval resets no field, as skiff has
-// always served it (upstream's resets spec and status.certificate, which
-// PrepareForUpdate keeps here too, so only managedFields differ).
-func (csrApprovalStrategy) GetResetFields() []fieldpath.Path { return nil }
-
-// preserveCSRCondition keeps old's conditions of type t in place of new's.
+// preserveCSRCondition puts old's conditions of type t in place of new's,
+// as upstream's preserveConditionInstances: only when new has as many of
+// them as old (an added or removed one is left for validation to refuse).
 func preserveCSRCondition(n, o *certificatesv1.CertificateSigningRequest, t certificatesv1.RequestConditionType) {
-	var oldConds []certificatesv1.CertificateSigningRequestCondition
-	for _, c := range o.Status.Conditions {
+	oldIdx, newIdx := csrConditionIndices(o, t), csrConditionIndices(n, t)
+	if len(oldIdx) != len(newIdx) {
+		return
+	}
+	for i, oi := range oldIdx {
+		n.Status.Conditions[newIdx[i]] = o.Status.Conditions[oi]
+	}
+}
+
+func csrConditionIndices(csr *certificatesv1.CertificateSigningRequest, t certificatesv1.RequestConditionType) []int {
+	var out []int
+	for i, c := range csr.Status.Conditions {
 		if c.Type == t {
-			oldConds = append(oldConds, c)
+			out = append(out, i)
 		}
 	}
-	out := make([]certificatesv1.CertificateSigningRequestCondition, 0, len(n.Status.Conditions))
-	used := 0
-	for _, c := range n.Status.Conditions {
-		if c.Type == t {
-			if used < len(oldConds) {
-				out = append(out, oldConds[used])
-				used++
-			} else {
-				out = append(out, c)
-			}
-			continue
-		}
-		out = append(out, c)
-	}
-	n.Status.Conditions = out
+	return out
 }
 
 func countCSRCondition(csr *certificatesv1.CertificateSigningRequest, t certificatesv1.RequestConditionType) int {
-	n := 0
-	for _, c := range csr.Status.Conditions {
-		if c.Type == t {
-			n++
-		}
-	}
-	return n
+	return len(csrConditionIndices(csr, t))
 }
 
 // stampCSRConditions sets lastUpdateTime and lastTransitionTime as upstream's
