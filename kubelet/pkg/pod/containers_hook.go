@@ -58,6 +58,10 @@ func (h *ContainersHook) Run(ctx context.Context, s *State) error {
 	changed := s.Changed
 	s.Changed = false
 	for _, c := range containersToStart(s) {
+		if interrupted(ctx) {
+			// The pod is terminating: nothing more is started.
+			return context.Cause(ctx)
+		}
 		if err := h.syncContainer(ctx, s, c); err != nil {
 			errs = append(errs, err)
 		}
@@ -115,7 +119,11 @@ func (h *ContainersHook) start(ctx context.Context, s *State, c *corev1.Containe
 	}
 	created := time.Now()
 	s.Changed = true
-	if err := h.Runtime.CreateContainer(ctx, spec); err != nil {
+	if err := h.Runtime.CreateContainer(ctx, spec); interrupted(ctx) {
+		// Cut short by the pod's termination, which removes what was
+		// created: not the container's failure.
+		return context.Cause(ctx)
+	} else if err != nil {
 		if errors.Is(err, ErrImageNotFound) {
 			// The image went between its pull and now (the image garbage
 			// collector or a hand removed it): the images hook makes sure
@@ -129,7 +137,9 @@ func (h *ContainersHook) start(ctx context.Context, s *State, c *corev1.Containe
 		return nil
 	}
 	h.event(s.Pod, corev1.EventTypeNormal, "Created", "Created container "+c.Name)
-	if err := h.Runtime.StartContainer(ctx, spec.ID); err != nil {
+	if err := h.Runtime.StartContainer(ctx, spec.ID); interrupted(ctx) {
+		return context.Cause(ctx)
+	} else if err != nil {
 		h.fail(s, c, ReasonRunContainerError, err)
 		return h.Runtime.RemoveContainer(ctx, spec.ID)
 	}
@@ -137,7 +147,15 @@ func (h *ContainersHook) start(ctx context.Context, s *State, c *corev1.Containe
 	h.event(s.Pod, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
 	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(s.Pod), "container", c.Name, "id", spec.ID, "attempt", attempt,
 		"createAndStart", time.Since(created))
-	if msg, err := h.Handlers.PostStart(ctx, s, c, spec.ID); err != nil {
+	if msg, err := h.Handlers.PostStart(ctx, s, c, spec.ID); interrupted(ctx) {
+		// As upstream, the pod's termination does not wait for the
+		// hook: it is cut short, and the termination stops the
+		// container (its preStop hook, then the signal, within the
+		// grace period). The cut is no failure of the hook: no
+		// FailedPostStartHook event, no kill and restart here.
+		klog.FromContext(ctx).V(2).Info("PostStart hook cut short: the pod is terminating", "pod", klog.KObj(s.Pod), "container", c.Name, "err", err)
+		return context.Cause(ctx)
+	} else if err != nil {
 		// As upstream: the container is killed (its preStop hook runs)
 		// and restarts as its policy says; the message stays out of the
 		// event, as it may hold secrets.

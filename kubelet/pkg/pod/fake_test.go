@@ -32,6 +32,9 @@ type fakeRuntime struct {
 	// execCodes, when set, give the exit code of a command (joined
 	// with spaces), before execCode.
 	execCodes map[string]int32
+	// execHangs are commands (joined with spaces) that run until their
+	// context ends, as a hook that hangs.
+	execHangs map[string]bool
 	stopErr   error
 	// onCreate, when set, sees each container spec created.
 	onCreate func(ContainerSpec)
@@ -145,10 +148,15 @@ func (f *fakeRuntime) ListContainers(_ context.Context, uid types.UID) ([]Contai
 	return out, nil
 }
 
-func (f *fakeRuntime) Exec(_ context.Context, id string, cmd []string, _ time.Duration) (int32, []byte, error) {
+func (f *fakeRuntime) Exec(ctx context.Context, id string, cmd []string, _ time.Duration) (int32, []byte, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.record("exec " + strings.Join(cmd, " "))
+	if f.execHangs[strings.Join(cmd, " ")] {
+		f.mu.Unlock()
+		<-ctx.Done()
+		return 0, nil, ctx.Err()
+	}
+	defer f.mu.Unlock()
 	if code, ok := f.execCodes[strings.Join(cmd, " ")]; ok {
 		return code, []byte("out"), nil
 	}

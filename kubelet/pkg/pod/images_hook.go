@@ -55,6 +55,10 @@ func (h *ImagesHook) Name() string { return "images" }
 // Run pulls the images of the containers that are about to (re)start.
 func (h *ImagesHook) Run(ctx context.Context, s *State) error {
 	for _, c := range containersToStart(s) {
+		if interrupted(ctx) {
+			// The pod is terminating: it pulls nothing more.
+			return context.Cause(ctx)
+		}
 		if !NeedsStart(s, c.Name) {
 			continue
 		}
@@ -154,6 +158,11 @@ func (h *ImagesHook) ensure(ctx context.Context, s *State, c corev1.Container) {
 	}
 	img, err := h.Runtime.PullImage(ctx, ref, h.pullCredentials(ctx, s))
 	s.LastPullFinished = h.now()
+	if interrupted(ctx) {
+		// A pull cut short by the pod's termination did not fail: no
+		// event, no back-off.
+		return
+	}
 	if err != nil {
 		st.Failures++
 		st.RetryAt = s.Now.Add(BackOff(st.Failures))

@@ -51,10 +51,14 @@ type Lifecycle struct {
 	Hooks []Hook
 }
 
-// Prepare runs the preparers in order and stops at the first error.
+// Prepare runs the preparers in order and stops at the first error, or
+// when ctx ends.
 func (l *Lifecycle) Prepare(ctx context.Context, s *State) error {
 	for _, h := range l.Hooks {
 		if p, ok := h.(Preparer); ok {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
 			start := time.Now()
 			err := p.Prepare(ctx, s)
 			klog.FromContext(ctx).V(4).Info("Prepared", "hook", h.Name(), "duration", time.Since(start), "err", err)
@@ -67,11 +71,14 @@ func (l *Lifecycle) Prepare(ctx context.Context, s *State) error {
 	return nil
 }
 
-// Run runs the runners in order and stops at the first error: a hook
-// relies on the ones before it.
+// Run runs the runners in order and stops at the first error (a hook
+// relies on the ones before it), or when ctx ends.
 func (l *Lifecycle) Run(ctx context.Context, s *State) error {
 	for _, h := range l.Hooks {
 		if r, ok := h.(Runner); ok {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
 			start := time.Now()
 			err := r.Run(ctx, s)
 			klog.FromContext(ctx).V(5).Info("Ran", "hook", h.Name(), "duration", time.Since(start), "err", err)

@@ -96,6 +96,30 @@ type Worker struct {
 	running  atomic.Bool
 	// evicting is the eviction asked for, nil if none.
 	evicting *Eviction
+	// interrupt cuts the sync in flight short, nil when none is in
+	// flight or the one in flight is terminating the pod.
+	interrupt context.CancelCauseFunc
+}
+
+// errPodTerminating is the cause of a sync's context cut short because
+// its pod began terminating (deleted, removed from the API or evicted),
+// as upstream's pod workers cancel the in-flight sync of a pod that
+// becomes terminating: a postStart hook (or an image pull) does not hold
+// its termination back.
+var errPodTerminating = errors.New("the pod is terminating")
+
+// interrupted says ctx was cut short because its pod began terminating:
+// what failed because of it is not the pod's failure (no event, no
+// back-off, no restart).
+func interrupted(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errPodTerminating)
+}
+
+// interruptLocked cuts the sync in flight short (w.mu held).
+func (w *Worker) interruptLocked() {
+	if w.interrupt != nil {
+		w.interrupt(errPodTerminating)
+	}
 }
 
 // Eviction is the kubelet evicting a pod under node pressure: its
@@ -127,6 +151,9 @@ func (w *Worker) now() time.Time {
 func (w *Worker) Update(pod *corev1.Pod) {
 	w.mu.Lock()
 	w.pod = pod
+	if pod.DeletionTimestamp != nil {
+		w.interruptLocked()
+	}
 	w.mu.Unlock()
 	w.poke()
 }
@@ -135,6 +162,7 @@ func (w *Worker) Update(pod *corev1.Pod) {
 func (w *Worker) Remove() {
 	w.mu.Lock()
 	w.removed = true
+	w.interruptLocked()
 	w.mu.Unlock()
 	w.poke()
 }
@@ -158,6 +186,7 @@ func (w *Worker) Evict(e Eviction) <-chan struct{} {
 		return done
 	}
 	w.evicting = &e
+	w.interruptLocked()
 	w.mu.Unlock()
 	w.poke()
 	return e.done
@@ -228,12 +257,30 @@ func (w *Worker) Sync(ctx context.Context) bool {
 func (w *Worker) sync(ctx context.Context, clean *bool) bool {
 	w.mu.Lock()
 	pod, removed, evicting := w.pod, w.removed, w.evicting
+	// The hooks of a sync that is not terminating the pod (its
+	// preparation, image pulls, container starts and their postStart
+	// hooks, probes) run with hctx, cut short when the pod begins
+	// terminating (Update, Remove, Evict), as upstream's UpdatePod
+	// cancels the sync in flight; the next sync terminates the pod.
+	hctx := ctx
+	if !removed && pod.DeletionTimestamp == nil && evicting == nil {
+		var cancel context.CancelCauseFunc
+		hctx, cancel = context.WithCancelCause(ctx)
+		w.interrupt = cancel
+		defer func() {
+			w.mu.Lock()
+			w.interrupt = nil
+			w.mu.Unlock()
+			cancel(nil)
+		}()
+	}
 	w.mu.Unlock()
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
-	ctx = klog.NewContext(ctx, logger)
+	ctx, hctx = klog.NewContext(ctx, logger), klog.NewContext(hctx, logger)
 	if w.cfg.Tracer != nil && (!w.started || removed || pod.DeletionTimestamp != nil) {
 		var span trace.Span
 		ctx, span = w.cfg.Tracer.Start(ctx, "SyncPod", trace.WithAttributes(tracing.PodAttributes(pod)...))
+		hctx = trace.ContextWithSpan(hctx, span)
 		defer span.End()
 	}
 	s := w.state
@@ -268,7 +315,10 @@ func (w *Worker) sync(ctx context.Context, clean *bool) bool {
 	}
 	wasPrepared := s.Prepared
 	if !s.Prepared {
-		if err := w.cfg.Lifecycle.Prepare(ctx, s); err != nil {
+		if err := w.cfg.Lifecycle.Prepare(hctx, s); interrupted(hctx) {
+			logger.V(2).Info("Sync cut short: the pod is terminating", "err", err)
+			return false
+		} else if err != nil {
 			logger.Info("Preparing the pod failed; will retry", "err", err)
 			if len(s.Containers) > 0 {
 				// Adopted containers: do not report a status that lacks
@@ -279,7 +329,13 @@ func (w *Worker) sync(ctx context.Context, clean *bool) bool {
 	}
 	if s.Prepared {
 		s.Changed = false
-		if err := w.cfg.Lifecycle.Run(ctx, s); errors.Is(err, ErrSandboxLost) {
+		if err := w.cfg.Lifecycle.Run(hctx, s); interrupted(hctx) {
+			// What the sync started (a container whose postStart hook
+			// was cut) is stopped by the termination, with its preStop
+			// hook and grace period; no status from a sync cut short.
+			logger.V(2).Info("Sync cut short: the pod is terminating", "err", err)
+			return false
+		} else if errors.Is(err, ErrSandboxLost) {
 			logger.Info("Pod sandbox changed, it will be killed and re-created", "err", err)
 			w.stopRunning(ctx)
 			s.Changed = true

@@ -1,0 +1,197 @@
+package pod
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A pod deleted (or removed from the API, or evicted) while its
+// container's postStart hook runs does not wait for the hook, as
+// upstream's pod workers cancel the sync in flight: the hook (a sleep of
+// ten minutes, an exec or an httpGet that hang) is cut short, the
+// termination runs at once (the preStop hook, then the stop with the
+// grace period), the cut is no FailedPostStartHook and no restart, and
+// the pod ends as a pod deleted during its start: Failed, its container
+// killed (137).
+func TestPodTerminatingCutsPostStartHook(t *testing.T) {
+	hang := make(chan struct{})
+	reached := make(chan struct{}, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-hang:
+		}
+	}))
+	defer srv.Close()
+	defer close(hang)
+	u, _ := url.Parse(srv.URL)
+	port, _ := strconv.Atoi(u.Port())
+
+	tests := []struct {
+		name string
+		hook *corev1.LifecycleHandler
+		// how the pod begins terminating: "delete", "remove" or "evict"
+		how string
+	}{
+		{name: "sleep 600 s, pod deleted", hook: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 600}}, how: "delete"},
+		{name: "exec sleep 600, pod deleted", hook: execHandler("sh", "-c", "sleep 600"), how: "delete"},
+		{name: "httpGet that hangs, pod deleted", hook: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Port: intstr.FromInt(port), Path: "/hang"}}, how: "delete"},
+		{name: "sleep 600 s, pod removed from the API", hook: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 600}}, how: "remove"},
+		{name: "exec sleep 600, pod evicted", hook: execHandler("sh", "-c", "sleep 600"), how: "evict"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPod(corev1.RestartPolicyAlways, "busybox")
+			p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: tt.hook, PreStop: execHandler("sh", "-c", "prestop")}
+			h := newHarness(p)
+			rec := record.NewFakeRecorder(100)
+			ch := h.containersHook()
+			// The real handler runner: its sleep is a timer that ends
+			// with its context.
+			ch.Recorder, ch.Handlers = rec, &HandlerRunner{Runtime: h.rt}
+			h.rt.execHangs = map[string]bool{"sh -c sleep 600": true}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ran := make(chan bool, 1)
+			go func() { ran <- h.w.Run(ctx) }()
+
+			// The hook is in flight: the container started, the exec or
+			// the request made.
+			waitFor(t, 10*time.Second, "the container to start", func() bool { return len(h.rt.callsWith("start c 0")) == 1 })
+			switch {
+			case tt.hook.Exec != nil:
+				waitFor(t, 10*time.Second, "the exec hook to run", func() bool { return len(h.rt.callsWith("exec sh -c sleep 600")) == 1 })
+			case tt.hook.HTTPGet != nil:
+				select {
+				case <-reached:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the httpGet hook's request never came")
+				}
+			}
+
+			began := time.Now()
+			var evicted <-chan struct{}
+			switch tt.how {
+			case "delete":
+				d := p.DeepCopy()
+				now := metav1.NewTime(h.clock.Now())
+				d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To[int64](5)
+				h.w.Update(d)
+			case "remove":
+				h.w.Remove()
+			case "evict":
+				evicted = h.w.Evict(Eviction{Reason: "Evicted", Message: "The node was low on resource: memory.", GracePeriod: 3 * time.Second})
+			}
+			// Well within any grace period: the fakes stop at once.
+			const deadline = 5 * time.Second
+			if evicted != nil {
+				select {
+				case <-evicted:
+				case <-time.After(deadline):
+					t.Fatalf("the eviction did not end within %s of its start: calls %v", deadline, h.rt.calls)
+				}
+				cancel()
+				<-ran
+			} else {
+				select {
+				case done := <-ran:
+					if !done {
+						t.Fatal("the worker stopped without tearing the pod down")
+					}
+				case <-time.After(deadline):
+					t.Fatalf("the pod was not torn down within %s of its deletion: calls %v", deadline, h.rt.callsWith(""))
+				}
+			}
+			t.Logf("terminated %v after the deletion", time.Since(began))
+
+			// The termination path: the preStop hook, then the stop with
+			// the termination's grace period, then the removal.
+			wantGrace := map[string]time.Duration{"delete": 5 * time.Second, "remove": 7 * time.Second, "evict": 3 * time.Second}[tt.how]
+			calls := strings.Join(h.rt.callsWith(""), "|")
+			if !strings.Contains(calls, "exec sh -c prestop|stop c ") {
+				t.Errorf("calls = %s, want the preStop hook, then the stop", calls)
+			}
+			// The signal gets what the preStop hook left of the grace
+			// period.
+			stops := h.rt.callsWith("stop")
+			var grace time.Duration
+			if len(stops) == 1 {
+				grace, _ = time.ParseDuration(strings.TrimPrefix(stops[0], "stop c "))
+			}
+			if len(stops) != 1 || grace > wantGrace || grace < wantGrace-time.Second {
+				t.Errorf("stops = %v, want one with (what is left of) the grace period %s", stops, wantGrace)
+			}
+			if starts := h.rt.callsWith("start"); len(starts) != 1 {
+				t.Errorf("starts = %v, want no restart", starts)
+			}
+			if h.rt.count() != 0 {
+				t.Errorf("%d containers left", h.rt.count())
+			}
+			evs := events(rec)
+			if hasEvent(evs, "Warning FailedPostStartHook") || hasEvent(evs, "Normal Killing FailedPostStartHook") {
+				t.Errorf("events %v: the cut hook reported as failed", evs)
+			}
+			if !hasEvent(evs, "Normal Killing Stopping container c") {
+				t.Errorf("events %v, want the termination's Killing", evs)
+			}
+
+			h.status.mu.Lock()
+			sent := append([]corev1.PodStatus(nil), h.status.statuses...)
+			deleted := h.status.deleted
+			h.status.mu.Unlock()
+			for _, st := range sent {
+				for _, cs := range st.ContainerStatuses {
+					if w := cs.State.Waiting; w != nil && w.Reason == ReasonPostStartHookError {
+						t.Errorf("a status with waiting reason %s: %+v", w.Reason, cs)
+					}
+				}
+			}
+			if tt.how == "remove" {
+				// Gone from the API: nothing is written any more.
+				if len(sent) != 0 || deleted != 0 {
+					t.Errorf("statuses %d, deletes %d after the removal, want none", len(sent), deleted)
+				}
+				return
+			}
+			if len(sent) == 0 {
+				t.Fatal("no final status")
+			}
+			st := sent[len(sent)-1]
+			if st.Phase != corev1.PodFailed || len(st.ContainerStatuses) != 1 {
+				t.Fatalf("final status %s %+v, want Failed", st.Phase, st.ContainerStatuses)
+			}
+			if term := st.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 || st.ContainerStatuses[0].RestartCount != 0 {
+				t.Errorf("final container status %+v, want terminated 137, no restart", st.ContainerStatuses[0])
+			}
+			if want := map[string]int{"delete": 1, "evict": 0}[tt.how]; deleted != want {
+				t.Errorf("deletes = %d, want %d", deleted, want)
+			}
+		})
+	}
+}
