@@ -175,6 +175,96 @@ func TestConformanceBehaviours(t *testing.T) {
 		mu.Unlock()
 	})
 
+	t.Run("a pod deleted during its postStart hook", func(t *testing.T) {
+		// As upstream's kubelet: the deletion cuts the hook (a sleep, an
+		// exec that hangs) short instead of waiting ten minutes for it;
+		// the container is killed within the grace period; the cut is no
+		// FailedPostStartHook; the pod ends Failed, its container killed.
+		cutSleep := imagePod("cut-sleep", "busybox", corev1.RestartPolicyAlways, "sleep", "3600")
+		cutSleep.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 600}}}
+		cutExec := imagePod("cut-exec", "busybox", corev1.RestartPolicyAlways, "sleep", "3600")
+		cutExec.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "sleep 600"}}}}
+		cctx := namespaces.WithNamespace(ctx, e.namespace)
+		for _, p := range []*corev1.Pod{cutSleep, cutExec} {
+			// A sleep hook must be shorter than the spec's grace period
+			// (API validation); the deletion asks for 2 s.
+			p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](601)
+			p = e.createPod(t, p)
+			// The hook is in flight once the container runs (and, for
+			// the exec, once the exec's process runs beside it).
+			minPids := map[string]int{"cut-sleep": 1, "cut-exec": 2}[p.Name]
+			poll(t, 60*time.Second, "pod "+p.Name+"'s postStart hook to run", func() (bool, string) {
+				ids := e.podContainers(t, p.UID)
+				if len(ids) != 1 {
+					return false, fmt.Sprintf("containers %v", ids)
+				}
+				c, err := e.ctd.Client.LoadContainer(cctx, ids[0])
+				if err != nil {
+					return false, err.Error()
+				}
+				task, err := c.Task(cctx, nil)
+				if err != nil {
+					return false, err.Error()
+				}
+				pids, err := task.Pids(cctx)
+				return err == nil && len(pids) >= minPids, fmt.Sprintf("pids %v, %v", pids, err)
+			})
+			w, err := e.client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + p.Name, ResourceVersion: p.ResourceVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			began := time.Now()
+			if err := e.client.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](2)}); err != nil {
+				w.Stop()
+				t.Fatal(err)
+			}
+			// Well within the hook's ten minutes: the grace period (2 s)
+			// and the teardown.
+			var last *corev1.Pod
+			timeout := time.After(30 * time.Second)
+		watch:
+			for {
+				select {
+				case ev, ok := <-w.ResultChan():
+					if !ok {
+						break watch
+					}
+					if got, isPod := ev.Object.(*corev1.Pod); isPod {
+						last = got
+					}
+					if ev.Type == "DELETED" {
+						break watch
+					}
+				case <-timeout:
+					w.Stop()
+					t.Fatalf("pod %s still there 30 s after its deletion (its postStart hook was waited for?)", p.Name)
+				}
+			}
+			w.Stop()
+			t.Logf("pod %s gone %v after its deletion", p.Name, time.Since(began))
+			if last == nil || last.Status.Phase != corev1.PodFailed || len(last.Status.ContainerStatuses) != 1 {
+				t.Fatalf("pod %s's last status: %+v, want Failed", p.Name, last)
+			}
+			cs := last.Status.ContainerStatuses[0]
+			if term := cs.State.Terminated; term == nil || term.ExitCode != 137 || cs.RestartCount != 0 {
+				t.Errorf("pod %s's container's last status %+v, want killed (137) and never restarted", p.Name, cs)
+			}
+			evs, err := e.client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(p.UID)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs.Items {
+				if ev.Reason == "FailedPostStartHook" {
+					t.Errorf("pod %s: a %s event for a hook its deletion cut short", p.Name, ev.Reason)
+				}
+			}
+			poll(t, 30*time.Second, "pod "+p.Name+"'s containers to go", func() (bool, string) {
+				left := e.podContainers(t, p.UID)
+				return len(left) == 0, fmt.Sprint(left)
+			})
+		}
+	})
+
 	t.Run("termination messages", func(t *testing.T) {
 		msg := imagePod("messages", "busybox", corev1.RestartPolicyNever, "sh", "-c", "printf 'all done' > /dev/termination-log; exit 1")
 		msg.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
