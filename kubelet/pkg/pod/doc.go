@@ -64,7 +64,10 @@
 // A HandlerRunner runs containers' lifecycle hooks (exec, httpGet,
 // sleep): postStart right after a start (a failure kills the container),
 // preStop before every stop of a running container, within the grace
-// period (HandlerRunner.StopContainer). Each container gets a file of the
+// period (HandlerRunner.StopContainer). A pod that begins terminating
+// (Worker.Update with a deletion, Remove, Evict) cuts the sync in flight
+// short, its postStart hook and image pulls with it, as upstream's pod
+// workers cancel it; the termination that follows stops what it started. Each container gets a file of the
 // pod's directory at its terminationMessagePath; when it exits, the file
 // (or, under FallbackToLogsOnError, its log's end) becomes its terminated
 // state's message (State.ReadTerminationMessages). The environment

@@ -98,7 +98,8 @@ func (r *HandlerRunner) sleep(ctx context.Context, d time.Duration) {
 }
 
 // PostStart runs c's postStart hook, if any, against the container just
-// started: without a time limit, as upstream (the pod's sync waits).
+// started: without a time limit, as upstream (the pod's sync waits), until
+// ctx ends (the pod's termination cuts it short).
 func (r *HandlerRunner) PostStart(ctx context.Context, s *State, c *corev1.Container, id string) (string, error) {
 	if r == nil || c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return "", nil

@@ -28,7 +28,8 @@ import (
 // TestConformanceBehaviours checks, on one node, kubelet behaviours that
 // upstream's conformance suite relies on: a finished pod's logs stay
 // readable (across a kubelet restart) until the pod is deleted; lifecycle
-// hooks (exec and httpGet postStart and preStop, a failing postStart);
+// hooks (exec and httpGet postStart and preStop, a failing postStart, a
+// postStart its pod's deletion cuts short);
 // termination messages (the file, as a non-root user, and the log's end
 // under FallbackToLogsOnError); emptyDir modes; service environment
 // variables; activeDeadlineSeconds; subPathExpr checks; the Initialized
