@@ -40,6 +40,8 @@ type fakeRuntime struct {
 	onCreate func(ContainerSpec)
 	// onPull, when set, runs during each pull (to let time pass).
 	onPull func()
+	// pullHangs makes pulls run until their context ends.
+	pullHangs bool
 	// lostAfterPull images are removed again right after their pull, as
 	// an image garbage collector may do before the container is created.
 	lostAfterPull int
@@ -67,10 +69,15 @@ func (f *fakeRuntime) GetImage(_ context.Context, ref string) (Image, error) {
 	return Image{}, ErrImageNotFound
 }
 
-func (f *fakeRuntime) PullImage(_ context.Context, ref string, _ []images.Credential) (Image, error) {
+func (f *fakeRuntime) PullImage(ctx context.Context, ref string, _ []images.Credential) (Image, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.record("pull " + ref)
+	if f.pullHangs {
+		f.mu.Unlock()
+		<-ctx.Done()
+		return Image{}, ctx.Err()
+	}
+	defer f.mu.Unlock()
 	if f.onPull != nil {
 		f.onPull()
 	}

@@ -195,3 +195,51 @@ func TestPodTerminatingCutsPostStartHook(t *testing.T) {
 		})
 	}
 }
+
+// A pod deleted while its image is pulled does not wait for the pull: it
+// is cut short, which is no ErrImagePull (no Failed event, no back-off),
+// and the pod ends Failed, its container never started.
+func TestPodTerminatingCutsImagePull(t *testing.T) {
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	h := newHarness(p)
+	rec := record.NewFakeRecorder(100)
+	for _, hk := range h.w.cfg.Lifecycle.Hooks {
+		if ih, ok := hk.(*ImagesHook); ok {
+			ih.Recorder = rec
+		}
+	}
+	h.rt.pullHangs = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan bool, 1)
+	go func() { ran <- h.w.Run(ctx) }()
+	waitFor(t, 10*time.Second, "the pull to begin", func() bool { return len(h.rt.callsWith("pull")) == 1 })
+	d := p.DeepCopy()
+	now := metav1.NewTime(h.clock.Now())
+	d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To[int64](5)
+	h.w.Update(d)
+	select {
+	case done := <-ran:
+		if !done {
+			t.Fatal("the worker stopped without tearing the pod down")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the pod was not torn down within 5s of its deletion: calls %v", h.rt.callsWith(""))
+	}
+	if got := h.rt.callsWith("create"); len(got) != 0 {
+		t.Errorf("creates = %v after the deletion, want none", got)
+	}
+	if evs := events(rec); hasEvent(evs, "Warning Failed") || hasEvent(evs, "Normal BackOff") {
+		t.Errorf("events %v: the cut pull reported as failed", evs)
+	}
+	st := h.status.last()
+	if st.Phase != corev1.PodFailed || len(st.ContainerStatuses) != 1 {
+		t.Fatalf("final status %s %+v, want Failed", st.Phase, st.ContainerStatuses)
+	}
+	if w := st.ContainerStatuses[0].State.Waiting; w != nil && (w.Reason == ReasonErrImagePull || w.Reason == ReasonImagePullBackOff) {
+		t.Errorf("final container status %+v: the cut pull as a failed one", st.ContainerStatuses[0])
+	}
+	if h.status.deleted != 1 {
+		t.Errorf("deletes = %d, want 1", h.status.deleted)
+	}
+}
