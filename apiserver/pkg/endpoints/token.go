@@ -30,7 +30,7 @@ func (h *Handler) tokenRequest(w http.ResponseWriter, r *http.Request, s *regist
 		h.writeError(w, r, err, gr, name)
 		return
 	}
-	deps := rest.TokenDeps{ServiceAccounts: s, Pods: h.coreStore("pods"), Nodes: h.coreStore("nodes"), Issuer: h.Tokens}
+	deps := rest.TokenDeps{ServiceAccounts: s, Pods: h.coreStore("pods"), Secrets: h.coreStore("secrets"), Nodes: h.coreStore("nodes"), Issuer: h.Tokens}
 	out, err := s.R.TokenRequest(r.Context(), deps, ns, name, obj.(*authenticationv1.TokenRequest))
 	if err != nil {
 		h.writeError(w, r, err, gr, name)

@@ -45,6 +45,7 @@ func (s *Server) setupServiceAccountTokens(o *Options) error {
 	sa := &serviceaccount.Authenticator{
 		Keys: keys, Issuer: o.ServiceAccountIssuer, Audiences: []string{o.ServiceAccountIssuer},
 		ServiceAccount: uidOf("", "serviceaccounts"), Pod: uidOf("", "pods"),
+		Secret: uidOf("", "secrets"), Node: uidOf("", "nodes"),
 	}
 	s.authn.Tokens = append(s.authn.Tokens, func(ctx context.Context, token string) (*authn.User, error) {
 		u, err := sa.AuthenticateToken(ctx, token)

@@ -36,7 +36,7 @@ func TestOpenIDMetadata(t *testing.T) {
 	// A token the issuer signs verifies with the served key of its kid.
 	iss := &Issuer{Key: key, Issuer: "https://issuer.example"}
 	iss.keyID, _ = keyID(&key.PublicKey)
-	tok, _, err := iss.Issue("ns", Ref{Name: "sa", UID: "u"}, nil, nil, nil, time.Hour, time.Now())
+	tok, _, err := iss.Issue("ns", Ref{Name: "sa", UID: "u"}, Bound{}, nil, time.Hour, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 // claims, so a pod can call the API as
 // system:serviceaccount:<namespace>:<name>. A token is accepted only while
 // its service account (same UID) still exists, and, when it is bound to a
-// pod, while that pod does.
+// pod, a secret or a node, while that object does (same UID).
 package serviceaccount
 
 import (
@@ -30,13 +30,21 @@ type Ref struct {
 	UID  string `json:"uid"`
 }
 
-// KubernetesClaims are upstream's private claims. Node is the node of the
-// pod a token is bound to (upstream's ServiceAccountTokenPodNodeInfo).
+// KubernetesClaims are upstream's private claims. Node is the node a token
+// is bound to, or the node of the pod it is bound to (upstream's
+// ServiceAccountTokenPodNodeInfo).
 type KubernetesClaims struct {
 	Namespace      string `json:"namespace"`
 	ServiceAccount Ref    `json:"serviceaccount"`
 	Pod            *Ref   `json:"pod,omitempty"`
+	Secret         *Ref   `json:"secret,omitempty"`
 	Node           *Ref   `json:"node,omitempty"`
+}
+
+// Bound is what a token is bound to: a pod (with its node, when it has
+// one), a secret, or a node; none for an unbound token.
+type Bound struct {
+	Pod, Secret, Node *Ref
 }
 
 // The keys of the user's extra that a service account token gives, as
@@ -108,9 +116,9 @@ func keyID(pub *rsa.PublicKey) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
 }
 
-// Issue signs a token for a service account, valid for ttl, bound to pod
-// (on node) when they are given. Each token has its own ID (jti).
-func (i *Issuer) Issue(namespace string, sa Ref, pod, node *Ref, audiences []string, ttl time.Duration, now time.Time) (string, time.Time, error) {
+// Issue signs a token for a service account, valid for ttl, bound to what
+// bound names. Each token has its own ID (jti).
+func (i *Issuer) Issue(namespace string, sa Ref, bound Bound, audiences []string, ttl time.Duration, now time.Time) (string, time.Time, error) {
 	exp := now.Add(ttl)
 	if len(audiences) == 0 {
 		audiences = []string{i.Issuer}
@@ -121,7 +129,7 @@ func (i *Issuer) Issue(namespace string, sa Ref, pod, node *Ref, audiences []str
 			Audience: jwt.ClaimStrings(audiences), ExpiresAt: jwt.NewNumericDate(exp),
 			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now), ID: uuid.NewString(),
 		},
-		Kubernetes: KubernetesClaims{Namespace: namespace, ServiceAccount: sa, Pod: pod, Node: node},
+		Kubernetes: KubernetesClaims{Namespace: namespace, ServiceAccount: sa, Pod: bound.Pod, Secret: bound.Secret, Node: bound.Node},
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
 	t.Header["kid"] = i.keyID
@@ -137,9 +145,13 @@ type Authenticator struct {
 	Keys      []*rsa.PublicKey
 	Issuer    string
 	Audiences []string
-	// ServiceAccount and Pod check that what a token names still exists.
+	// ServiceAccount, Pod, Secret and Node check that what a token names
+	// still exists (a node only when the token is bound to the node, not
+	// when it names the node of the pod it is bound to).
 	ServiceAccount Lookup
 	Pod            Lookup
+	Secret         Lookup
+	Node           Lookup
 	Now            func() time.Time
 }
 
@@ -185,6 +197,28 @@ func LoadPublicKeys(files []string) ([]*rsa.PublicKey, error) {
 		return nil, fmt.Errorf("no RSA public key in %v", files)
 	}
 	return out, nil
+}
+
+// errInvalidated is upstream's answer for a token whose bound object is gone.
+var errInvalidated = errors.New("service account token has been invalidated")
+
+// checkBound verifies that the object ref names (when it names one) exists
+// with ref's UID; without a lookup the token cannot be verified.
+func checkBound(ctx context.Context, lookup Lookup, kind, namespace string, ref *Ref) error {
+	if ref == nil {
+		return nil
+	}
+	if lookup == nil {
+		return errInvalidated
+	}
+	uid, err := lookup(ctx, namespace, ref.Name)
+	if err != nil {
+		return errInvalidated
+	}
+	if uid != ref.UID {
+		return fmt.Errorf("%s UID (%s) does not match service account %s ref claim (%s)", kind, uid, kind, ref.UID)
+	}
+	return nil
 }
 
 // ErrNotServiceAccountToken: the token is not a JWT of this issuer; other
@@ -243,10 +277,17 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	if err != nil || uid != k.ServiceAccount.UID {
 		return nil, fmt.Errorf("service account %s/%s has been deleted", k.Namespace, k.ServiceAccount.Name)
 	}
-	if k.Pod != nil {
-		uid, err := a.Pod(ctx, k.Namespace, k.Pod.Name)
-		if err != nil || uid != k.Pod.UID {
-			return nil, fmt.Errorf("pod %s/%s the token is bound to has been deleted", k.Namespace, k.Pod.Name)
+	// The bound object, as upstream's validator: gone is "invalidated",
+	// another UID a mismatch.
+	if err := checkBound(ctx, a.Secret, "secret", k.Namespace, k.Secret); err != nil {
+		return nil, err
+	}
+	if err := checkBound(ctx, a.Pod, "pod", k.Namespace, k.Pod); err != nil {
+		return nil, err
+	}
+	if k.Pod == nil {
+		if err := checkBound(ctx, a.Node, "node", "", k.Node); err != nil {
+			return nil, err
 		}
 	}
 	u := &authn.User{

@@ -65,7 +65,9 @@ func TestServiceAccountTokens(t *testing.T) {
 		t.Errorf("forged token: %v, want 401", err)
 	}
 	// Bound to a pod: valid while the pod lives.
-	if _, err := admin.CoreV1().Pods("default").Create(c, testPod("holder", ""), metav1.CreateOptions{}); err != nil {
+	holder := testPod("holder", "")
+	holder.Spec.ServiceAccountName = "robot" // a token binds only to a pod of its account
+	if _, err := admin.CoreV1().Pods("default").Create(c, holder, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pod, _ := admin.CoreV1().Pods("default").Get(c, "holder", metav1.GetOptions{})

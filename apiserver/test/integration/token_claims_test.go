@@ -47,7 +47,9 @@ func TestServiceAccountTokenIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod, err := admin.CoreV1().Pods("default").Create(ctx(t), testPod("holder", "node-1"), metav1.CreateOptions{})
+	holder := testPod("holder", "node-1")
+	holder.Spec.ServiceAccountName = "robot" // a token binds only to a pod of its account
+	pod, err := admin.CoreV1().Pods("default").Create(ctx(t), holder, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,11 +56,11 @@ type EvictionDeps struct {
 type EvictFunc func(ctx context.Context, deps EvictionDeps, ns, name string, opts *metav1.DeleteOptions, dryRun bool) error
 
 // TokenDeps are what issuing a service account's token may use: the
-// storage of service accounts, pods and nodes (nil when not served), and
-// the server's token issuer.
+// storage of service accounts, pods, secrets and nodes (nil when not
+// served), and the server's token issuer.
 type TokenDeps struct {
-	ServiceAccounts, Pods, Nodes Getter
-	Issuer                       *serviceaccount.Issuer
+	ServiceAccounts, Pods, Secrets, Nodes Getter
+	Issuer                                *serviceaccount.Issuer
 }
 
 // TokenRequestFunc answers a TokenRequest for the service account named

@@ -39,9 +39,12 @@ func tokenDeps(t *testing.T) rest.TokenDeps {
 	return rest.TokenDeps{
 		ServiceAccounts: fakeGetter{"sa": &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa", Namespace: "ns", UID: "sa-uid"}}},
 		Pods: fakeGetter{"p": &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "pod-uid"},
-			Spec: corev1.PodSpec{NodeName: "n1"}}},
-		Nodes:  fakeGetter{"n1": &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-uid"}}},
-		Issuer: &serviceaccount.Issuer{Key: key, Issuer: "https://issuer.test"},
+			Spec: corev1.PodSpec{NodeName: "n1", ServiceAccountName: "sa"}},
+			"other-sa": &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other-sa", Namespace: "ns", UID: "pod2-uid"},
+				Spec: corev1.PodSpec{ServiceAccountName: "default"}}},
+		Secrets: fakeGetter{"s": &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", UID: "secret-uid"}}},
+		Nodes:   fakeGetter{"n1": &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-uid"}}},
+		Issuer:  &serviceaccount.Issuer{Key: key, Issuer: "https://issuer.test"},
 	}
 }
 
@@ -58,9 +61,19 @@ func TestTokenRequestBoundToPod(t *testing.T) {
 		len(out.Spec.Audiences) != 1 || out.Spec.Audiences[0] != "https://issuer.test" {
 		t.Errorf("answer = %+v", out)
 	}
-	parts := strings.Split(out.Status.Token, ".")
+	k := privateClaims(t, out.Status.Token)
+	if k.Pod == nil || k.Pod.Name != "p" || k.Pod.UID != "pod-uid" || k.Node == nil || k.Node.Name != "n1" || k.Node.UID != "node-uid" ||
+		k.Secret != nil || k.ServiceAccount.UID != "sa-uid" {
+		t.Errorf("claims = %+v", k)
+	}
+}
+
+// privateClaims decodes a token's kubernetes.io claims.
+func privateClaims(t *testing.T, token string) serviceaccount.KubernetesClaims {
+	t.Helper()
+	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		t.Fatalf("token %q is not a JWT", out.Status.Token)
+		t.Fatalf("token %q is not a JWT", token)
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil {
@@ -70,15 +83,43 @@ func TestTokenRequestBoundToPod(t *testing.T) {
 	if err := json.Unmarshal(payload, &claims); err != nil {
 		t.Fatal(err)
 	}
-	k := claims.Kubernetes
-	if k.Pod == nil || k.Pod.Name != "p" || k.Pod.UID != "pod-uid" || k.Node == nil || k.Node.UID != "node-uid" ||
-		k.ServiceAccount.UID != "sa-uid" {
-		t.Errorf("claims = %+v", k)
+	return claims.Kubernetes
+}
+
+// A token bound to a secret names the secret (upstream's
+// kubernetes.io.secret claim), one bound to a node the node; neither names
+// a pod, and the UID may be left out of the reference.
+func TestTokenRequestBoundToSecretAndNode(t *testing.T) {
+	deps := tokenDeps(t)
+	for _, tc := range []struct {
+		ref  authenticationv1.BoundObjectReference
+		want func(serviceaccount.KubernetesClaims) bool
+	}{
+		{authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "s", UID: "secret-uid"}, func(k serviceaccount.KubernetesClaims) bool {
+			return k.Secret != nil && *k.Secret == serviceaccount.Ref{Name: "s", UID: "secret-uid"} && k.Pod == nil && k.Node == nil
+		}},
+		{authenticationv1.BoundObjectReference{Kind: "Secret", Name: "s"}, func(k serviceaccount.KubernetesClaims) bool {
+			return k.Secret != nil && k.Secret.UID == "secret-uid"
+		}},
+		{authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: "n1", UID: "node-uid"}, func(k serviceaccount.KubernetesClaims) bool {
+			return k.Node != nil && *k.Node == serviceaccount.Ref{Name: "n1", UID: "node-uid"} && k.Pod == nil && k.Secret == nil
+		}},
+	} {
+		out, err := TokenRequest(context.Background(), deps, "ns", "sa", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &tc.ref}})
+		if err != nil {
+			t.Errorf("%s %s: %v", tc.ref.Kind, tc.ref.Name, err)
+			continue
+		}
+		if k := privateClaims(t, out.Status.Token); !tc.want(k) || k.ServiceAccount.UID != "sa-uid" || k.Namespace != "ns" {
+			t.Errorf("%s %s: claims = %+v", tc.ref.Kind, tc.ref.Name, k)
+		}
 	}
 }
 
-// The refusals: a lifetime out of range (422), a bound kind other than Pod
-// (422), a missing pod (404 of pods), a pod of another UID (409).
+// The refusals, upstream's: a lifetime out of range (422); a bound kind
+// other than the core group's Pod, Secret and Node (400 "cannot bind token
+// to object of type"); a missing object (404 of its resource); an object
+// of another UID (409); a pod of another service account (400).
 func TestTokenRequestRefusals(t *testing.T) {
 	deps := tokenDeps(t)
 	ref := func(kind, name, uid string) *authenticationv1.BoundObjectReference {
@@ -90,16 +131,38 @@ func TestTokenRequestRefusals(t *testing.T) {
 		check func(error) bool
 	}{
 		{"short", authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](599)}, apierrors.IsInvalid},
-		{"secret", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Secret", "s", "")}, apierrors.IsInvalid},
-		{"missing pod", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "q", "")}, func(err error) bool {
-			return apierrors.IsNotFound(err) && apierrors.ReasonForError(err) == metav1.StatusReasonNotFound &&
-				err.(apierrors.APIStatus).Status().Details.Kind == "pods"
-		}},
-		{"other uid", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "p", "other")}, apierrors.IsConflict},
+		{"configmap", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("ConfigMap", "s", "")}, badRequest("cannot bind token to object of type /, Kind=ConfigMap")},
+		{"apps pod", authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "apps/v1", Name: "p"}},
+			badRequest("cannot bind token to object of type apps/v1, Kind=Pod")},
+		{"missing pod", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "q", "")}, notFoundOf("pods")},
+		{"missing secret", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Secret", "q", "")}, notFoundOf("secrets")},
+		{"missing node", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Node", "q", "")}, notFoundOf("nodes")},
+		{"other pod uid", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "p", "other")}, conflict("Pod")},
+		{"other secret uid", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Secret", "s", "other")}, conflict("Secret")},
+		{"other node uid", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Node", "n1", "other")}, conflict("Node")},
+		{"pod of another account", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "other-sa", "")},
+			badRequest(`cannot bind token for serviceaccount "sa" to pod running with different serviceaccount name.`)},
 	} {
 		_, err := TokenRequest(context.Background(), deps, "ns", "sa", &authenticationv1.TokenRequest{Spec: tc.spec})
 		if !tc.check(err) {
 			t.Errorf("%s: err = %v", tc.name, err)
 		}
+	}
+}
+
+func badRequest(msg string) func(error) bool {
+	return func(err error) bool { return apierrors.IsBadRequest(err) && err.Error() == msg }
+}
+
+func notFoundOf(resource string) func(error) bool {
+	return func(err error) bool {
+		return apierrors.IsNotFound(err) && err.(apierrors.APIStatus).Status().Details.Kind == resource
+	}
+}
+
+func conflict(kind string) func(error) bool {
+	return func(err error) bool {
+		return apierrors.IsConflict(err) && err.(apierrors.APIStatus).Status().Details.Kind == kind &&
+			strings.Contains(err.Error(), "the UID in the bound object reference (other) does not match the UID in record")
 	}
 }
