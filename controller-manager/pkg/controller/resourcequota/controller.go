@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -182,19 +183,25 @@ func (c *Controller) addQuota(obj any) {
 	c.objectChanged(schema.GroupResource{Resource: "resourcequotas"}, obj)
 }
 
-// updateQuota queues a quota whose spec.hard changed, and nothing else, as
-// upstream's handler: status changes are this controller's own writes and
-// admission's charges, and a full recalculation on each would cost a
-// listing of the namespace's objects. Changes of what a quota counts reach
-// it through the objects' own events (objectHandler) and the periodic
-// full resync (resyncAll). spec.scopes cannot change; a change of
-// spec.scopeSelector alone waits for the full resync, as upstream's.
+// updateQuota reacts to spec changes, and to status.used going down:
+// other status changes are this controller's own writes and admission's
+// charges, as upstream reasons. A decrease may be the API server giving
+// back a deleted object's usage after this controller already counted
+// the deletion (the object gone from its cache), which would leave used
+// below the truth until the next full resync; a sync puts it right (and
+// writes nothing when the decrease was its own).
 func (c *Controller) updateQuota(old, cur any) {
 	o, n := old.(*corev1.ResourceQuota), cur.(*corev1.ResourceQuota)
-	if quota.Equal(o.Spec.Hard, n.Spec.Hard) {
+	if !apiequality.Semantic.DeepEqual(o.Spec, n.Spec) {
+		c.enqueue(cur)
 		return
 	}
-	c.enqueue(cur)
+	for name, was := range o.Status.Used {
+		if now, ok := n.Status.Used[name]; ok && now.Cmp(was) < 0 {
+			c.enqueue(cur)
+			return
+		}
+	}
 }
 
 func (c *Controller) deleteQuota(obj any) {

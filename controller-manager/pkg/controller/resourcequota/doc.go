@@ -17,8 +17,7 @@
 // watched through a metadata informer started the first time a quota names
 // it. An event on an object puts the keys of the quotas of its namespace
 // that track its kind on a rate-limited work queue; so does a change of a
-// quota's spec.hard (a change of its status alone queues nothing, as
-// upstream's), and every quota is queued again each sync period
+// quota's spec, and every quota is queued again each sync period
 // (upstream's 5 minutes). A sync sums the usage of the objects that match
 // the quota's scopes (Terminating, NotTerminating, BestEffort,
 // NotBestEffort, PriorityClass, CrossNamespacePodAffinity) for each
