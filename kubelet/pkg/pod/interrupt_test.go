@@ -114,7 +114,7 @@ func TestPodTerminatingCutsPostStartHook(t *testing.T) {
 				select {
 				case <-evicted:
 				case <-time.After(deadline):
-					t.Fatalf("the eviction did not end within %s of its start: calls %v", deadline, h.rt.calls)
+					t.Fatalf("the eviction did not end within %s of its start: calls %v", deadline, h.rt.callsWith(""))
 				}
 				cancel()
 				<-ran
