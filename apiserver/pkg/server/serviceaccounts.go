@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"skiff.dev/apiserver/pkg/authn"
 	"skiff.dev/apiserver/pkg/serviceaccount"
@@ -30,16 +31,12 @@ func (s *Server) setupServiceAccountTokens(o *Options) error {
 		return fmt.Errorf("--service-account-key-file: %w", err)
 	}
 	uidOf := func(group, resource string) serviceaccount.Lookup {
-		return func(ctx context.Context, ns, name string) (string, error) {
+		return func(ctx context.Context, ns, name string) (metav1.Object, error) {
 			obj, err := s.store(group, resource).Get(ctx, ns, name)
 			if err != nil {
-				return "", err
+				return nil, err
 			}
-			m, err := meta.Accessor(obj)
-			if err != nil {
-				return "", err
-			}
-			return string(m.GetUID()), nil
+			return meta.Accessor(obj)
 		}
 	}
 	sa := &serviceaccount.Authenticator{

@@ -20,6 +20,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v4"
 	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"skiff.dev/apiserver/pkg/authn"
 )
@@ -137,8 +138,18 @@ func (i *Issuer) Issue(namespace string, sa Ref, bound Bound, audiences []string
 	return s, exp, err
 }
 
-// Lookup returns the UID of a live object, or an error when it is gone.
-type Lookup func(ctx context.Context, namespace, name string) (uid string, err error)
+// Lookup returns an object's metadata (its UID and deletionTimestamp), or an
+// error when it is gone.
+type Lookup func(ctx context.Context, namespace, name string) (metav1.Object, error)
+
+// deletionLeeway is upstream's (jwt.DefaultLeeway): an object whose
+// deletionTimestamp is more than this in the past no longer backs a token.
+const deletionLeeway = time.Minute
+
+func deletedBefore(m metav1.Object, t time.Time) bool {
+	d := m.GetDeletionTimestamp()
+	return d != nil && d.Time.Before(t)
+}
 
 // Authenticator verifies service account tokens.
 type Authenticator struct {
@@ -204,19 +215,22 @@ var errInvalidated = errors.New("service account token has been invalidated")
 
 // checkBound verifies that the object ref names (when it names one) exists
 // with ref's UID; without a lookup the token cannot be verified.
-func checkBound(ctx context.Context, lookup Lookup, kind, namespace string, ref *Ref) error {
+func checkBound(ctx context.Context, lookup Lookup, kind, namespace string, ref *Ref, invalidIfDeletedBefore time.Time) error {
 	if ref == nil {
 		return nil
 	}
 	if lookup == nil {
 		return errInvalidated
 	}
-	uid, err := lookup(ctx, namespace, ref.Name)
+	m, err := lookup(ctx, namespace, ref.Name)
 	if err != nil {
 		return errInvalidated
 	}
-	if uid != ref.UID {
-		return fmt.Errorf("%s UID (%s) does not match service account %s ref claim (%s)", kind, uid, kind, ref.UID)
+	if string(m.GetUID()) != ref.UID {
+		return fmt.Errorf("%s UID (%s) does not match service account %s ref claim (%s)", kind, m.GetUID(), kind, ref.UID)
+	}
+	if deletedBefore(m, invalidIfDeletedBefore) {
+		return errInvalidated
 	}
 	return nil
 }
@@ -273,20 +287,23 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	if k.Namespace == "" || k.ServiceAccount.Name == "" || claims.Subject != "system:serviceaccount:"+k.Namespace+":"+k.ServiceAccount.Name {
 		return nil, errors.New("service account token claims are inconsistent")
 	}
-	uid, err := a.ServiceAccount(ctx, k.Namespace, k.ServiceAccount.Name)
-	if err != nil || uid != k.ServiceAccount.UID {
+	// What is being deleted for more than the leeway no longer backs a
+	// token, as upstream's validator.
+	invalidIfDeletedBefore := now.Add(-deletionLeeway)
+	sa, err := a.ServiceAccount(ctx, k.Namespace, k.ServiceAccount.Name)
+	if err != nil || string(sa.GetUID()) != k.ServiceAccount.UID || deletedBefore(sa, invalidIfDeletedBefore) {
 		return nil, fmt.Errorf("service account %s/%s has been deleted", k.Namespace, k.ServiceAccount.Name)
 	}
 	// The bound object, as upstream's validator: gone is "invalidated",
 	// another UID a mismatch.
-	if err := checkBound(ctx, a.Secret, "secret", k.Namespace, k.Secret); err != nil {
+	if err := checkBound(ctx, a.Secret, "secret", k.Namespace, k.Secret, invalidIfDeletedBefore); err != nil {
 		return nil, err
 	}
-	if err := checkBound(ctx, a.Pod, "pod", k.Namespace, k.Pod); err != nil {
+	if err := checkBound(ctx, a.Pod, "pod", k.Namespace, k.Pod, invalidIfDeletedBefore); err != nil {
 		return nil, err
 	}
 	if k.Pod == nil {
-		if err := checkBound(ctx, a.Node, "node", "", k.Node); err != nil {
+		if err := checkBound(ctx, a.Node, "node", "", k.Node, invalidIfDeletedBefore); err != nil {
 			return nil, err
 		}
 	}

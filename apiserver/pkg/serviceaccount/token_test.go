@@ -7,6 +7,9 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestTokens(t *testing.T) {
@@ -23,9 +26,11 @@ func TestTokens(t *testing.T) {
 	issuer := &Issuer{Key: key, Issuer: iss, keyID: kid}
 	now := time.Now()
 	live := func(uid string) Lookup {
-		return func(context.Context, string, string) (string, error) { return uid, nil }
+		return func(context.Context, string, string) (metav1.Object, error) {
+			return &metav1.ObjectMeta{UID: types.UID(uid)}, nil
+		}
 	}
-	gone := func(context.Context, string, string) (string, error) { return "", errors.New("not found") }
+	gone := func(context.Context, string, string) (metav1.Object, error) { return nil, errors.New("not found") }
 	sa := Ref{Name: "robot", UID: "uid-1"}
 	good, _, err := issuer.Issue("default", sa, Bound{}, nil, time.Hour, now)
 	if err != nil {
@@ -85,9 +90,19 @@ func TestBoundTokens(t *testing.T) {
 	issuer := &Issuer{Key: key, Issuer: iss}
 	now := time.Now()
 	live := func(uid string) Lookup {
-		return func(context.Context, string, string) (string, error) { return uid, nil }
+		return func(context.Context, string, string) (metav1.Object, error) {
+			return &metav1.ObjectMeta{UID: types.UID(uid)}, nil
+		}
 	}
-	gone := func(context.Context, string, string) (string, error) { return "", errors.New("not found") }
+	gone := func(context.Context, string, string) (metav1.Object, error) { return nil, errors.New("not found") }
+	// deleting: the object is being deleted since ago (a finalizer or a
+	// pod's grace period keeps it).
+	deleting := func(uid string, ago time.Duration) Lookup {
+		return func(context.Context, string, string) (metav1.Object, error) {
+			d := metav1.NewTime(now.Add(-ago))
+			return &metav1.ObjectMeta{UID: types.UID(uid), DeletionTimestamp: &d}, nil
+		}
+	}
 	issue := func(b Bound) string {
 		tok, _, err := issuer.Issue("default", Ref{Name: "robot", UID: "sa-uid"}, b, nil, time.Hour, now)
 		if err != nil {
@@ -99,27 +114,36 @@ func TestBoundTokens(t *testing.T) {
 	node := issue(Bound{Node: &Ref{Name: "n1", UID: "node-uid"}})
 	pod := issue(Bound{Pod: &Ref{Name: "p", UID: "pod-uid"}, Node: &Ref{Name: "n1", UID: "node-uid"}})
 	tests := []struct {
-		name              string
-		token             string
-		pod, secret, node Lookup
-		wantErr           string
-		wantExtra         map[string][]string
+		name                  string
+		token                 string
+		sa, pod, secret, node Lookup
+		wantErr               string
+		wantExtra             map[string][]string
 	}{
 		{name: "secret", token: secret, secret: live("secret-uid")},
 		{name: "secret deleted", token: secret, secret: gone, wantErr: "service account token has been invalidated"},
 		{name: "secret recreated", token: secret, secret: live("other"), wantErr: "secret UID (other) does not match service account secret ref claim (secret-uid)"},
 		{name: "secret unverifiable", token: secret, wantErr: "service account token has been invalidated"},
+		{name: "secret being deleted within the leeway", token: secret, secret: deleting("secret-uid", 30*time.Second)},
+		{name: "secret being deleted past the leeway", token: secret, secret: deleting("secret-uid", 2*time.Minute), wantErr: "service account token has been invalidated"},
 		{name: "node", token: node, node: live("node-uid"), wantExtra: map[string][]string{ExtraNodeName: {"n1"}, ExtraNodeUID: {"node-uid"}}},
 		{name: "node deleted", token: node, node: gone, wantErr: "service account token has been invalidated"},
 		{name: "node recreated", token: node, node: live("other"), wantErr: "node UID (other) does not match service account node ref claim (node-uid)"},
 		{name: "pod's node not checked", token: pod, pod: live("pod-uid"), node: gone, wantExtra: map[string][]string{
 			ExtraPodName: {"p"}, ExtraPodUID: {"pod-uid"}, ExtraNodeName: {"n1"}, ExtraNodeUID: {"node-uid"}}},
 		{name: "pod deleted", token: pod, pod: gone, node: live("node-uid"), wantErr: "service account token has been invalidated"},
+		{name: "pod being deleted past the leeway", token: pod, pod: deleting("pod-uid", 2*time.Minute), wantErr: "service account token has been invalidated"},
+		{name: "node being deleted past the leeway", token: node, node: deleting("node-uid", 2*time.Minute), wantErr: "service account token has been invalidated"},
+		{name: "account being deleted past the leeway", token: secret, sa: deleting("sa-uid", 2*time.Minute), secret: live("secret-uid"),
+			wantErr: "service account default/robot has been deleted"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &Authenticator{Keys: []*rsa.PublicKey{&key.PublicKey}, Issuer: iss, Audiences: []string{iss},
-				ServiceAccount: live("sa-uid"), Pod: tc.pod, Secret: tc.secret, Node: tc.node}
+				ServiceAccount: tc.sa, Pod: tc.pod, Secret: tc.secret, Node: tc.node}
+			if a.ServiceAccount == nil {
+				a.ServiceAccount = live("sa-uid")
+			}
 			u, err := a.AuthenticateToken(context.Background(), tc.token)
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
