@@ -37,6 +37,13 @@ func TokenRequest(ctx context.Context, deps rest.TokenDeps, ns, name string, tr 
 	if ttl < 600 || ttl > 1<<32 {
 		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "expirationSeconds"), ttl, "may not specify a duration less than 10 minutes or greater than 2^32 seconds")})
 	}
+	// The body's name and namespace, when given, must be the URL's.
+	if tr.Name != "" && tr.Name != name {
+		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), tr.Name, "must match the service account name if specified")})
+	}
+	if tr.Namespace != "" && tr.Namespace != ns {
+		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), tr.Namespace, "must match the service account namespace if specified")})
+	}
 	saObj, err := deps.ServiceAccounts.Get(ctx, ns, name)
 	if err != nil {
 		return nil, err

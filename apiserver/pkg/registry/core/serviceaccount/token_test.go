@@ -116,7 +116,8 @@ func TestTokenRequestBoundToSecretAndNode(t *testing.T) {
 	}
 }
 
-// The refusals, upstream's: a lifetime out of range (422); a bound kind
+// The refusals, upstream's: a body naming another account or namespace
+// (422); a lifetime out of range (422); a bound kind
 // other than the core group's Pod, Secret and Node (400 "cannot bind token
 // to object of type"); a missing object (404 of its resource); an object
 // of another UID (409); a pod of another service account (400).
@@ -127,23 +128,26 @@ func TestTokenRequestRefusals(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
+		meta  metav1.ObjectMeta
 		spec  authenticationv1.TokenRequestSpec
 		check func(error) bool
 	}{
-		{"short", authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](599)}, apierrors.IsInvalid},
-		{"configmap", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("ConfigMap", "s", "")}, badRequest("cannot bind token to object of type /, Kind=ConfigMap")},
-		{"apps pod", authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "apps/v1", Name: "p"}},
+		{name: "other name", meta: metav1.ObjectMeta{Name: "other"}, check: apierrors.IsInvalid},
+		{name: "other namespace", meta: metav1.ObjectMeta{Name: "sa", Namespace: "other"}, check: apierrors.IsInvalid},
+		{"short", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](599)}, apierrors.IsInvalid},
+		{"configmap", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{BoundObjectRef: ref("ConfigMap", "s", "")}, badRequest("cannot bind token to object of type /, Kind=ConfigMap")},
+		{"apps pod", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "apps/v1", Name: "p"}},
 			badRequest("cannot bind token to object of type apps/v1, Kind=Pod")},
-		{"missing pod", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "q", "")}, notFoundOf("pods")},
-		{"missing secret", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Secret", "q", "")}, notFoundOf("secrets")},
-		{"missing node", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Node", "q", "")}, notFoundOf("nodes")},
-		{"other pod uid", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "p", "other")}, conflict("Pod")},
-		{"other secret uid", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Secret", "s", "other")}, conflict("Secret")},
-		{"other node uid", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Node", "n1", "other")}, conflict("Node")},
-		{"pod of another account", authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "other-sa", "")},
+		{"missing pod", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "q", "")}, notFoundOf("pods")},
+		{"missing secret", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Secret", "q", "")}, notFoundOf("secrets")},
+		{"missing node", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Node", "q", "")}, notFoundOf("nodes")},
+		{"other pod uid", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "p", "other")}, conflict("Pod")},
+		{"other secret uid", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Secret", "s", "other")}, conflict("Secret")},
+		{"other node uid", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Node", "n1", "other")}, conflict("Node")},
+		{"pod of another account", metav1.ObjectMeta{}, authenticationv1.TokenRequestSpec{BoundObjectRef: ref("Pod", "other-sa", "")},
 			badRequest(`cannot bind token for serviceaccount "sa" to pod running with different serviceaccount name.`)},
 	} {
-		_, err := TokenRequest(context.Background(), deps, "ns", "sa", &authenticationv1.TokenRequest{Spec: tc.spec})
+		_, err := TokenRequest(context.Background(), deps, "ns", "sa", &authenticationv1.TokenRequest{ObjectMeta: tc.meta, Spec: tc.spec})
 		if !tc.check(err) {
 			t.Errorf("%s: err = %v", tc.name, err)
 		}
