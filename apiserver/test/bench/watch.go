@@ -110,6 +110,7 @@ func (b *bench) watchPhase(ctx context.Context) error {
 		}()
 	}
 
+	updateLat := make([][]time.Duration, runs)
 	update := func(run, seq int) error {
 		cm = cm.DeepCopy()
 		if cm.Annotations == nil {
@@ -121,10 +122,14 @@ func (b *bench) watchPhase(ctx context.Context) error {
 		cm.Annotations[annRun] = strconv.Itoa(run)
 		cm.Annotations[annSeq] = strconv.Itoa(seq)
 		cm.Data["key"] = fmt.Sprintf("value-%d-%d", run, seq)
-		cm.Annotations[annSent] = strconv.FormatInt(time.Now().UnixNano(), 10)
+		sent := time.Now()
+		cm.Annotations[annSent] = strconv.FormatInt(sent.UnixNano(), 10)
 		out, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
 		if err != nil {
 			return fmt.Errorf("updating configmap %s/%s: %w", ns, cm.Name, err)
+		}
+		if run < runs {
+			updateLat[run] = append(updateLat[run], time.Since(sent))
 		}
 		cm = out
 		return nil
@@ -200,6 +205,7 @@ func (b *bench) watchPhase(ctx context.Context) error {
 		want := b.o.watchWrites * b.o.watchers
 		s := summarize(delays)
 		result := fmt.Sprintf("p50 %s, **p99 %s**, max %s; CPU %s per update", ms(s.p50), ms(s.p99), ms(s.max), ms(cpus[run]))
+		result += "; " + delayParts(recs, run, updateLat[run])
 		if s.n != want {
 			result += fmt.Sprintf(" (%d of %d events arrived)", s.n, want)
 		}
@@ -228,4 +234,32 @@ func firstErr(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// delayParts splits the delays of one run by update: the update's own
+// request (write to answer), the first watcher's delay and the spread from
+// the first watcher to the last, each as p50/p99 over the updates.
+func delayParts(recs [][]received, run int, updates []time.Duration) string {
+	first, last := map[int]time.Duration{}, map[int]time.Duration{}
+	for _, rs := range recs {
+		for _, r := range rs {
+			if r.run != run {
+				continue
+			}
+			if f, ok := first[r.seq]; !ok || r.delay < f {
+				first[r.seq] = r.delay
+			}
+			if l, ok := last[r.seq]; !ok || r.delay > l {
+				last[r.seq] = r.delay
+			}
+		}
+	}
+	var firsts, spreads []time.Duration
+	for seq, f := range first {
+		firsts = append(firsts, f)
+		spreads = append(spreads, last[seq]-f)
+	}
+	u, f, sp := summarize(updates), summarize(firsts), summarize(spreads)
+	return fmt.Sprintf("update request p50 %s p99 %s; first watcher p50 %s p99 %s; first to last p50 %s p99 %s",
+		ms(u.p50), ms(u.p99), ms(f.p50), ms(f.p99), ms(sp.p50), ms(sp.p99))
 }
