@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 )
@@ -20,12 +21,9 @@ import (
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, d, true,
+		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatalf("timed out after %s waiting for %s", d, what)
 	}
 }
 
