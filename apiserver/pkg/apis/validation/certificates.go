@@ -87,13 +87,14 @@ func validateCSRStatus(csr *certificatesv1.CertificateSigningRequest) field.Erro
 	return allErrs
 }
 
-// ValidateCertificateSigningRequestUpdate: an Approved or Denied condition
-// once set stays, and a certificate once issued does not change.
+// ValidateCertificateSigningRequestUpdate: an Approved, Denied or Failed
+// condition once set stays (as upstream's), and a certificate once issued
+// does not change.
 func ValidateCertificateSigningRequestUpdate(csr, old *certificatesv1.CertificateSigningRequest) field.ErrorList {
 	allErrs := validateObjectMetaUpdate(&csr.ObjectMeta, &old.ObjectMeta, metadataPath)
 	allErrs = append(allErrs, ValidateCertificateSigningRequest(csr)...)
 	cp := field.NewPath("status", "conditions")
-	for _, t := range []certificatesv1.RequestConditionType{certificatesv1.CertificateApproved, certificatesv1.CertificateDenied} {
+	for _, t := range []certificatesv1.RequestConditionType{certificatesv1.CertificateApproved, certificatesv1.CertificateDenied, certificatesv1.CertificateFailed} {
 		if hasCSRCondition(old, t) && !hasCSRCondition(csr, t) {
 			allErrs = append(allErrs, field.Forbidden(cp, fmt.Sprintf("updates may not remove a condition of type %q", t)))
 		}
