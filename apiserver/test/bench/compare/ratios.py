@@ -22,6 +22,9 @@ FIGURES = [
     ("watch p50, 100 writes/s (ms)", r"100 writes/s; protobuf\): p50 ([\d.]+) ms"),
     ("watch p99, 100 writes/s (ms)", r"100 writes/s; protobuf\): p50 [\d.]+ ms, \*\*p99 ([\d.]+) ms"),
     ("CPU per update, 100 writes/s (ms)", r"100 writes/s; protobuf\):.*?CPU ([\d.]+) ms per update"),
+    ("update request p99, 100 writes/s (ms)", r"100 writes/s; protobuf\):.*?update request p50 [\d.]+ ms p99 ([\d.]+) ms"),
+    ("first watcher p99, 100 writes/s (ms)", r"100 writes/s; protobuf\):.*?first watcher p50 [\d.]+ ms p99 ([\d.]+) ms"),
+    ("first to last p99, 100 writes/s (ms)", r"100 writes/s; protobuf\):.*?first to last p50 [\d.]+ ms p99 ([\d.]+) ms"),
     ("watch p99, back-to-back (ms)", r"back-to-back from one writer; protobuf\): p50 [\d.]+ ms, \*\*p99 ([\d.]+) ms"),
     ("CPU per update, back-to-back (ms)", r"back-to-back from one writer; protobuf\):.*?CPU ([\d.]+) ms per update"),
 ]
@@ -55,7 +58,7 @@ def main():
             continue
         n = len(ratio)
         boot = sorted(statistics.median(rng.choices(ratio, k=n)) for _ in range(4000))
-        print("%-36s %s %-8g %s %-8g %s/%s %.3f [%.3f, %.3f]  rounds %d" % (
+        print("%-40s %s %-8g %s %-8g %s/%s %.3f [%.3f, %.3f]  rounds %d" % (
             name, a, statistics.median(va), b, statistics.median(vb), a, b,
             statistics.median(ratio), boot[100], boot[3899], n))
 
