@@ -36,6 +36,9 @@ type fakeRuntime struct {
 	// context ends, as a hook that hangs.
 	execHangs map[string]bool
 	stopErr   error
+	// stopWaits makes a stop wait out its grace period (a container that
+	// ignores SIGTERM) unless its context ends first.
+	stopWaits bool
 	// onCreate, when set, sees each container spec created.
 	onCreate func(ContainerSpec)
 	// onPull, when set, runs during each pull (to let time pass).
@@ -119,13 +122,26 @@ func (f *fakeRuntime) StartContainer(_ context.Context, id string) error {
 	return nil
 }
 
-func (f *fakeRuntime) StopContainer(_ context.Context, id string, grace time.Duration) error {
+func (f *fakeRuntime) StopContainer(ctx context.Context, id string, grace time.Duration) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.containers[id]
 	f.record(fmt.Sprintf("stop %s %s", c.Name(), grace))
 	if f.stopErr != nil {
 		return f.stopErr
+	}
+	if f.stopWaits {
+		f.mu.Unlock()
+		t := time.NewTimer(grace)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		f.mu.Lock()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 	}
 	c.State, c.ExitCode, c.FinishedAt = StateExited, 137, f.now()
 	return nil
@@ -238,6 +254,19 @@ func (n *fakeNetwork) TearDown(_ context.Context, pn PodNetwork) error {
 	}
 	delete(n.sandbox, string(pn.UID))
 	return nil
+}
+
+// downs counts the teardowns so far.
+func (n *fakeNetwork) downs() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c := 0
+	for _, l := range *n.log {
+		if l == "network down" {
+			c++
+		}
+	}
+	return c
 }
 
 // Lost implements SandboxChecker: a sandbox is lost once lose removed it.

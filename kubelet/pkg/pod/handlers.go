@@ -116,7 +116,13 @@ func (r *HandlerRunner) StopContainer(ctx context.Context, rt Runtime, rec recor
 	if r != nil && c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 && cur.State == StateRunning {
 		start := time.Now()
 		hctx, cancel := context.WithTimeout(ctx, grace)
-		if msg, err := r.Run(hctx, s, c, cur.ID, c.Lifecycle.PreStop, grace); err != nil {
+		if msg, err := r.Run(hctx, s, c, cur.ID, c.Lifecycle.PreStop, grace); graceShortened(ctx) {
+			// A later deletion shortened the grace period: the stop
+			// starts again with it (the hook too, as upstream's
+			// killContainer runs it on every kill); no failure of the hook.
+			cancel()
+			return context.Cause(ctx)
+		} else if err != nil {
 			// The message stays out of the event, as upstream's: it may
 			// hold secrets.
 			klog.FromContext(ctx).Info("PreStop hook failed", "pod", klog.KObj(s.Pod), "container", c.Name, "err", err, "message", msg)

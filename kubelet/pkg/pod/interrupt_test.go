@@ -241,3 +241,135 @@ func TestPodTerminatingCutsImagePull(t *testing.T) {
 		t.Errorf("deletes = %d, want 1", h.status.deleted)
 	}
 }
+
+// A pod deleted with a long grace period and then again with a shorter
+// one stops within the shorter one, as upstream's pod workers restart a
+// termination whose grace period is shortened. Whether the first stop is
+// waiting for a container that ignores SIGTERM or for a preStop hook that
+// hangs, it is cut short, nothing else of the pod is torn down meanwhile,
+// and the container is stopped again with the new period (its preStop
+// hook run again, as upstream's killContainer runs it on every kill; the
+// cut is no FailedPreStopHook).
+func TestShorterGracePeriodRestartsTermination(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		preStop bool
+		// the runtime's calls that show the first stop in flight, and
+		// the second
+		first, second string
+		// the stops, and the preStop hook's runs and failures, in all
+		wantStops, wantHooks, wantFailed int
+	}{
+		{name: "the signal ignored", first: "stop c 10m0s", second: "stop c 1s", wantStops: 2},
+		// The second run of the hook hangs past the new second: that one
+		// is a failure, then the signal gets the minimum grace period.
+		{name: "the preStop hook hangs", preStop: true, first: "exec sh -c sleep 600", second: "stop c 2s", wantStops: 1, wantHooks: 2, wantFailed: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPod(corev1.RestartPolicyAlways, "busybox")
+			if tt.preStop {
+				p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: execHandler("sh", "-c", "sleep 600")}
+			}
+			h := newHarness(p)
+			rec := record.NewFakeRecorder(100)
+			ch := h.containersHook()
+			ch.Recorder, ch.Handlers = rec, &HandlerRunner{Runtime: h.rt}
+			h.rt.execHangs = map[string]bool{"sh -c sleep 600": true}
+			h.rt.stopWaits = true
+			if h.sync(t) {
+				t.Fatal("the pod was torn down before its deletion")
+			}
+			if starts := h.rt.callsWith("start"); len(starts) != 1 {
+				t.Fatalf("starts = %v, want the container started", starts)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ran := make(chan bool, 1)
+			go func() { ran <- h.w.Run(ctx) }()
+
+			deleted := func(grace int64) *corev1.Pod {
+				d := p.DeepCopy()
+				now := metav1.NewTime(h.clock.Now())
+				d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To(grace)
+				return d
+			}
+			h.w.Update(deleted(600))
+			waitFor(t, 10*time.Second, tt.first, func() bool { return len(h.rt.callsWith(tt.first)) == 1 })
+
+			began := time.Now()
+			h.w.Update(deleted(1))
+			// The second stop waits out its grace period: the cut
+			// release has torn nothing else down meanwhile.
+			waitFor(t, 10*time.Second, tt.second, func() bool { return len(h.rt.callsWith(tt.second)) == 1 })
+			if n := h.net.downs(); n != 0 {
+				t.Errorf("the network was torn down %d times while the container still ran", n)
+			}
+			select {
+			case done := <-ran:
+				if !done {
+					t.Fatal("the worker stopped without tearing the pod down")
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("the pod was not torn down within 20 s of the shorter deletion: calls %v", h.rt.callsWith(""))
+			}
+			t.Logf("torn down %v after the second deletion", time.Since(began))
+			if stops := h.rt.callsWith("stop"); len(stops) != tt.wantStops || stops[len(stops)-1] != tt.second {
+				t.Errorf("stops = %v, want %d, the last %q", stops, tt.wantStops, tt.second)
+			}
+			if hooks := h.rt.callsWith("exec sh -c sleep 600"); len(hooks) != tt.wantHooks {
+				t.Errorf("preStop hook runs = %v, want %d", hooks, tt.wantHooks)
+			}
+			failed, evs := 0, events(rec)
+			for _, ev := range evs {
+				if strings.Contains(ev, ReasonFailedPreStopHook) {
+					failed++
+				}
+			}
+			if failed != tt.wantFailed {
+				t.Errorf("%d FailedPreStopHook events, want %d: %v", failed, tt.wantFailed, evs)
+			}
+			if h.net.downs() == 0 {
+				t.Error("the network was never torn down")
+			}
+			h.status.mu.Lock()
+			sent, dels := append([]corev1.PodStatus(nil), h.status.statuses...), h.status.deleted
+			h.status.mu.Unlock()
+			if len(sent) == 0 || sent[len(sent)-1].Phase != corev1.PodFailed || dels != 1 {
+				t.Errorf("final status %+v, deletes %d; want Failed, then the object deleted once", sent, dels)
+			}
+		})
+	}
+}
+
+// A second deletion with a longer (or the same) grace period does not
+// restart the termination: a grace period only gets shorter.
+func TestLongerGracePeriodKeepsTermination(t *testing.T) {
+	p := testPod(corev1.RestartPolicyAlways, "busybox")
+	h := newHarness(p)
+	h.rt.stopWaits = true
+	if h.sync(t) {
+		t.Fatal("the pod was torn down before its deletion")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan bool, 1)
+	go func() { ran <- h.w.Run(ctx) }()
+	d := p.DeepCopy()
+	now := metav1.NewTime(h.clock.Now())
+	d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To[int64](2)
+	h.w.Update(d)
+	waitFor(t, 10*time.Second, "the stop with 2 s", func() bool { return len(h.rt.callsWith("stop c 2s")) == 1 })
+	longer := d.DeepCopy()
+	longer.DeletionGracePeriodSeconds = ptr.To[int64](600)
+	h.w.Update(longer)
+	h.w.Update(d.DeepCopy())
+	select {
+	case <-ran:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the pod was not torn down within 20 s: calls %v", h.rt.callsWith(""))
+	}
+	if stops := h.rt.callsWith("stop"); len(stops) != 1 {
+		t.Errorf("stops = %v, want the one 2 s stop", stops)
+	}
+}

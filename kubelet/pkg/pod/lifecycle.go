@@ -104,10 +104,16 @@ func (l *Lifecycle) Destroy(ctx context.Context, s *State) error {
 }
 
 // Release runs, in reverse order, every hook's Release, or its Destroy
-// when it has none, and joins their errors.
+// when it has none, and joins their errors. Once ctx ends (a shorter
+// grace period cut the release short) no further hook runs: what the
+// containers may still use is not torn down under them.
 func (l *Lifecycle) Release(ctx context.Context, s *State) error {
 	var errs []error
 	for i := len(l.Hooks) - 1; i >= 0; i-- {
+		if ctx.Err() != nil {
+			errs = append(errs, context.Cause(ctx))
+			break
+		}
 		var err error
 		switch h := l.Hooks[i].(type) {
 		case Releaser:

@@ -99,6 +99,11 @@ type Worker struct {
 	// interrupt cuts the sync in flight short, nil when none is in
 	// flight or the one in flight is terminating the pod.
 	interrupt context.CancelCauseFunc
+	// shorten cuts short the termination in flight, whose grace period
+	// is terminatingGrace, when a later deletion shortens it; nil when
+	// no termination of a deleted pod is in flight.
+	shorten          context.CancelCauseFunc
+	terminatingGrace time.Duration
 }
 
 // errPodTerminating is the cause of a sync's context cut short because
@@ -120,6 +125,16 @@ func (w *Worker) interruptLocked() {
 	if w.interrupt != nil {
 		w.interrupt(errPodTerminating)
 	}
+}
+
+// errGraceShortened is the cause of a termination's context cut short
+// because a later deletion shortened the pod's grace period: as upstream's
+// pod workers (UpdatePod, calculateEffectiveGracePeriod), the termination
+// starts again and stops the containers within the shorter period.
+var errGraceShortened = errors.New("the pod's grace period was shortened")
+
+func graceShortened(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errGraceShortened)
 }
 
 // Eviction is the kubelet evicting a pod under node pressure: its
@@ -153,6 +168,9 @@ func (w *Worker) Update(pod *corev1.Pod) {
 	w.pod = pod
 	if pod.DeletionTimestamp != nil {
 		w.interruptLocked()
+		if w.shorten != nil && GracePeriod(pod) < w.terminatingGrace {
+			w.shorten(errGraceShortened)
+		}
 	}
 	w.mu.Unlock()
 	w.poke()
@@ -270,6 +288,20 @@ func (w *Worker) sync(ctx context.Context, clean *bool) bool {
 		defer func() {
 			w.mu.Lock()
 			w.interrupt = nil
+			w.mu.Unlock()
+			cancel(nil)
+		}()
+	}
+	if !removed && pod.DeletionTimestamp != nil && !w.terminal {
+		// The termination of a deleted pod runs with a context that a
+		// later deletion with a shorter grace period cuts short (Update);
+		// the next sync then stops the containers within the shorter one.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		w.shorten, w.terminatingGrace = cancel, GracePeriod(pod)
+		defer func() {
+			w.mu.Lock()
+			w.shorten = nil
 			w.mu.Unlock()
 			cancel(nil)
 		}()
@@ -668,7 +700,12 @@ func (w *Worker) terminate(ctx context.Context, removed bool) bool {
 		// containers' exits) is written before the object goes, so that
 		// what waits on it (a Job's finalizer, its pod failure policy)
 		// sees how the pod ended.
-		if err := w.cfg.Lifecycle.Release(ctx, s); err != nil {
+		if err := w.cfg.Lifecycle.Release(ctx, s); graceShortened(ctx) {
+			// The next sync (the update that shortened it woke the
+			// worker) stops the containers again within the new period.
+			logger.V(2).Info("Grace period shortened: stopping the pod again", "was", s.GracePeriod, "err", err)
+			return false
+		} else if err != nil {
 			// What failed is retried by the teardown below.
 			logger.Error(err, "Stopping the pod")
 		}

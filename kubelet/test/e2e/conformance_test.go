@@ -266,6 +266,75 @@ func TestConformanceBehaviours(t *testing.T) {
 		}
 	})
 
+	t.Run("a second deletion with a shorter grace period", func(t *testing.T) {
+		// As upstream's kubelet: a pod being deleted with a long grace
+		// period, deleted again with a shorter one, stops within the
+		// shorter one. Its container (sleep as PID 1, which no SIGTERM
+		// ends) would otherwise hold the pod for ten minutes.
+		p := imagePod("regrace", "busybox", corev1.RestartPolicyAlways, "sleep", "3600")
+		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](600)
+		p = e.createPod(t, p)
+		poll(t, 60*time.Second, "pod regrace to run", func() (bool, string) {
+			got := e.getPod(t, "regrace")
+			return got.Status.Phase == corev1.PodRunning, string(got.Status.Phase)
+		})
+		if err := e.client.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// The kubelet is stopping the container with the 600 s period.
+		poll(t, 30*time.Second, "the kubelet to begin stopping pod regrace", func() (bool, string) {
+			evs, err := e.client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(p.UID)})
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, ev := range evs.Items {
+				if ev.Reason == "Killing" {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%d events", len(evs.Items))
+		})
+		w, err := e.client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + p.Name, ResourceVersion: p.ResourceVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		began := time.Now()
+		if err := e.client.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}); err != nil {
+			t.Fatal(err)
+		}
+		var last *corev1.Pod
+		timeout := time.After(30 * time.Second)
+	watch:
+		for {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					t.Fatal("the watch closed before pod regrace was gone")
+				}
+				if got, isPod := ev.Object.(*corev1.Pod); isPod {
+					last = got
+				}
+				if ev.Type == "DELETED" {
+					break watch
+				}
+			case <-timeout:
+				t.Fatal("pod regrace still there 30 s after its deletion with a 1 s grace period")
+			}
+		}
+		t.Logf("pod regrace gone %v after its second deletion", time.Since(began))
+		if last == nil || last.Status.Phase != corev1.PodFailed || len(last.Status.ContainerStatuses) != 1 {
+			t.Fatalf("pod regrace's last status: %+v, want Failed", last)
+		}
+		if term := last.Status.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 {
+			t.Errorf("pod regrace's container's last status %+v, want killed (137)", last.Status.ContainerStatuses[0])
+		}
+		poll(t, 30*time.Second, "pod regrace's containers to go", func() (bool, string) {
+			left := e.podContainers(t, p.UID)
+			return len(left) == 0, fmt.Sprint(left)
+		})
+	})
+
 	t.Run("termination messages", func(t *testing.T) {
 		msg := imagePod("messages", "busybox", corev1.RestartPolicyNever, "sh", "-c", "printf 'all done' > /dev/termination-log; exit 1")
 		msg.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)}
