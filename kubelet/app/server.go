@@ -305,7 +305,7 @@ func SetupWithConfig(ctx context.Context, o *Options, restCfg *rest.Config) (*Co
 	}
 	cfg.API = server.New(server.Options{
 		Pods: k, Runtime: rt, LogDir: filepath.Join(o.RootDir, "logs"), NetNSPath: network.NetNSPath,
-		NodeName: o.NodeName, Authorizer: server.NewCachingAuthorizer(server.SubjectAccessReviewer{Client: client}, o.AuthorizedTTL, o.UnauthorizedTTL, nil),
+		NodeName: o.NodeName, Authorizer: server.NewSubjectAccessReviewer(client, o.AuthorizedTTL, o.UnauthorizedTTL, nil),
 		Authenticator: authenticator,
 		Metrics:       promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}),
 		Stats: stats.New(stats.Options{

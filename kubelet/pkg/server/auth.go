@@ -4,11 +4,15 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"skiff.dev/component-base/serving"
 )
 
 // Authorizer decides whether a user may do what attrs say, as the API
@@ -18,20 +22,37 @@ type Authorizer interface {
 	Authorize(ctx context.Context, user string, groups []string, attrs authorizationv1.ResourceAttributes) (allowed bool, reason string, err error)
 }
 
-// SubjectAccessReviewer asks the API server with a SubjectAccessReview.
+// Upstream's kubelet defaults for its webhook authorizer's decision cache
+// (--authorization-webhook-cache-authorized-ttl and
+// --authorization-webhook-cache-unauthorized-ttl).
+const (
+	DefaultAuthorizedTTL   = 5 * time.Minute
+	DefaultUnauthorizedTTL = 30 * time.Second
+)
+
+// SubjectAccessReviewer asks the API server with SubjectAccessReviews
+// through component-base's reviewer, which remembers an allowed decision
+// for the authorized TTL and a denied one for the unauthorized TTL, as
+// upstream's webhook authorizer does (the controller manager's and the
+// scheduler's /metrics use the same one with their own TTLs).
 type SubjectAccessReviewer struct {
-	Client kubernetes.Interface
+	reviews *serving.SubjectAccessReviewer
 }
 
-// Authorize creates a SubjectAccessReview for (user, groups, attrs).
+// NewSubjectAccessReviewer asks client's API server; clk is the cache's
+// clock (nil: the real one). A TTL of zero or less: that kind of decision
+// is asked every time.
+func NewSubjectAccessReviewer(client kubernetes.Interface, authorizedTTL, unauthorizedTTL time.Duration, clk clock.PassiveClock) SubjectAccessReviewer {
+	return SubjectAccessReviewer{reviews: serving.NewSubjectAccessReviewer(client, authorizedTTL, unauthorizedTTL, clk)}
+}
+
+// Authorize reviews (user, groups, attrs).
 func (a SubjectAccessReviewer) Authorize(ctx context.Context, user string, groups []string, attrs authorizationv1.ResourceAttributes) (bool, string, error) {
-	review, err := a.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
-		Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &attrs},
-	}, metav1.CreateOptions{})
+	st, err := a.reviews.Review(ctx, authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &attrs})
 	if err != nil {
 		return false, "", err
 	}
-	return review.Status.Allowed, review.Status.Reason, nil
+	return st.Allowed && !st.Denied, st.Reason, nil
 }
 
 // Authenticator tells who a bearer token belongs to, as the API server

@@ -12,21 +12,47 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// TestCachingAuthorizer: an allowed decision is remembered for the
-// authorized TTL and a denied one for the unauthorized TTL, per user,
-// groups and attributes; an error is not remembered; a TTL of 0 asks every
-// time.
-func TestCachingAuthorizer(t *testing.T) {
+// reviewClient is a fake clientset whose SubjectAccessReviews allow user
+// the attributes in allow (denied otherwise, with reason "no RBAC rule"),
+// fail with *err when set, and are counted in *asked.
+func reviewClient(user string, allow map[authorizationv1.ResourceAttributes]bool, asked *int, err *error) *fake.Clientset {
+	c := fake.NewClientset()
+	c.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		*asked++
+		if *err != nil {
+			return true, nil, *err
+		}
+		sar := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview).DeepCopy()
+		if sar.Spec.User == user && sar.Spec.ResourceAttributes != nil && allow[*sar.Spec.ResourceAttributes] {
+			sar.Status.Allowed = true
+		} else {
+			sar.Status.Reason = "no RBAC rule"
+		}
+		return true, sar, nil
+	})
+	return c
+}
+
+// TestSubjectAccessReviewerCaches: with the kubelet's TTLs, an allowed
+// decision is remembered for 5 minutes and a denied one for 30 s, per
+// user, groups and attributes; an error is not remembered; a TTL of 0
+// asks every time.
+func TestSubjectAccessReviewerCaches(t *testing.T) {
 	ctx := context.Background()
 	metrics := authorizationv1.ResourceAttributes{Verb: "get", Version: "v1", Resource: "nodes", Subresource: "metrics", Name: "n1"}
 	stats := metrics
 	stats.Subresource = "stats"
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	next := &fakeAuthorizer{user: "prometheus", allow: map[authorizationv1.ResourceAttributes]bool{metrics: true}}
-	c := NewCachingAuthorizer(next, 5*time.Minute, 30*time.Second, clk)
+	var asked int
+	var fail error
+	client := reviewClient("prometheus", map[authorizationv1.ResourceAttributes]bool{metrics: true}, &asked, &fail)
+	c := NewSubjectAccessReviewer(client, DefaultAuthorizedTTL, DefaultUnauthorizedTTL, clk)
 	ask := func(user string, groups []string, attrs authorizationv1.ResourceAttributes, wantAllowed bool, wantAsked int) {
 		t.Helper()
 		allowed, reason, err := c.Authorize(ctx, user, groups, attrs)
@@ -36,8 +62,8 @@ func TestCachingAuthorizer(t *testing.T) {
 		if !allowed && reason != "no RBAC rule" {
 			t.Errorf("a denied decision's reason %q, want the reviewer's", reason)
 		}
-		if len(next.asked) != wantAsked {
-			t.Fatalf("%s %v %s: the reviewer was asked %d times, want %d", user, groups, attrs.Subresource, len(next.asked), wantAsked)
+		if asked != wantAsked {
+			t.Fatalf("%s %v %s: the API server was asked %d times, want %d", user, groups, attrs.Subresource, asked, wantAsked)
 		}
 	}
 
@@ -58,16 +84,16 @@ func TestCachingAuthorizer(t *testing.T) {
 	ask("prometheus", nil, metrics, true, 7)
 
 	// An error is the caller's to see, and asked again next time.
-	next.err = errors.New("API server unreachable")
+	fail = errors.New("API server unreachable")
 	if _, _, err := c.Authorize(ctx, "bob", nil, metrics); err == nil {
-		t.Fatal("the reviewer's error was not returned")
+		t.Fatal("the API server's error was not returned")
 	}
-	next.err = nil
+	fail = nil
 	ask("bob", nil, metrics, false, 9)
 
 	// TTLs of 0: nothing remembered.
-	next.asked = nil
-	c = NewCachingAuthorizer(next, 0, 0, clk)
+	asked = 0
+	c = NewSubjectAccessReviewer(client, 0, 0, clk)
 	ask("prometheus", nil, metrics, true, 1)
 	ask("prometheus", nil, metrics, true, 2)
 	ask("eve", nil, metrics, false, 3)
@@ -78,9 +104,11 @@ func TestCachingAuthorizer(t *testing.T) {
 // SubjectAccessReview while the decision is cached.
 func TestScrapesAskOnce(t *testing.T) {
 	metrics := authorizationv1.ResourceAttributes{Verb: "get", Version: "v1", Resource: "nodes", Subresource: "metrics", Name: "n1"}
-	next := &fakeAuthorizer{user: "prometheus", allow: map[authorizationv1.ResourceAttributes]bool{metrics: true}}
+	var asked int
+	var fail error
+	client := reviewClient("prometheus", map[authorizationv1.ResourceAttributes]bool{metrics: true}, &asked, &fail)
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	h := New(Options{NodeName: "n1", Authorizer: NewCachingAuthorizer(next, DefaultAuthorizedTTL, DefaultUnauthorizedTTL, clk)}).authorized(teapot("ok"))
+	h := New(Options{NodeName: "n1", Authorizer: NewSubjectAccessReviewer(client, DefaultAuthorizedTTL, DefaultUnauthorizedTTL, clk)}).authorized(teapot("ok"))
 	for i := 0; i < 10; i++ {
 		r := httptest.NewRequest(http.MethodGet, "/metrics/resource", nil)
 		r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{{Subject: pkix.Name{CommonName: "prometheus"}}}}}
@@ -91,8 +119,8 @@ func TestScrapesAskOnce(t *testing.T) {
 		}
 		clk.Step(15 * time.Second)
 	}
-	if len(next.asked) != 1 {
-		t.Errorf("10 scrapes 15s apart asked %d times, want 1", len(next.asked))
+	if asked != 1 {
+		t.Errorf("10 scrapes 15s apart asked %d times, want 1", asked)
 	}
 }
 

@@ -15,7 +15,7 @@
 // members of system:masters (by certificate) are allowed; any other user is allowed what a SubjectAccessReview of
 // nodes/proxy, nodes/metrics, nodes/stats or nodes/log on this node allows
 // it, as upstream's --authorization-mode Webhook, with the reviews'
-// answers cached as upstream's kubelet caches them (authcache.go).
+// answers cached as upstream's kubelet caches them (auth.go, authcache.go).
 //
 // exec speaks the WebSocket channel protocols (v5.channel.k8s.io, with the
 // close signal, and v4.channel.k8s.io and older): channel 0 stdin, 1 stdout,
