@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 )
 
@@ -221,26 +222,7 @@ func TestConformanceBehaviours(t *testing.T) {
 			}
 			// Well within the hook's ten minutes: the grace period (2 s)
 			// and the teardown.
-			var last *corev1.Pod
-			timeout := time.After(30 * time.Second)
-		watch:
-			for {
-				select {
-				case ev, ok := <-w.ResultChan():
-					if !ok {
-						break watch
-					}
-					if got, isPod := ev.Object.(*corev1.Pod); isPod {
-						last = got
-					}
-					if ev.Type == "DELETED" {
-						break watch
-					}
-				case <-timeout:
-					w.Stop()
-					t.Fatalf("pod %s still there 30 s after its deletion (its postStart hook was waited for?)", p.Name)
-				}
-			}
+			last := untilDeleted(t, w, 30*time.Second, "pod "+p.Name+" still there 30 s after its deletion (its postStart hook was waited for?)")
 			w.Stop()
 			t.Logf("pod %s gone %v after its deletion", p.Name, time.Since(began))
 			if last == nil || last.Status.Phase != corev1.PodFailed || len(last.Status.ContainerStatuses) != 1 {
@@ -303,25 +285,7 @@ func TestConformanceBehaviours(t *testing.T) {
 		if err := e.client.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}); err != nil {
 			t.Fatal(err)
 		}
-		var last *corev1.Pod
-		timeout := time.After(30 * time.Second)
-	watch:
-		for {
-			select {
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					t.Fatal("the watch closed before pod regrace was gone")
-				}
-				if got, isPod := ev.Object.(*corev1.Pod); isPod {
-					last = got
-				}
-				if ev.Type == "DELETED" {
-					break watch
-				}
-			case <-timeout:
-				t.Fatal("pod regrace still there 30 s after its deletion with a 1 s grace period")
-			}
-		}
+		last := untilDeleted(t, w, 30*time.Second, "pod regrace still there 30 s after its deletion with a 1 s grace period")
 		t.Logf("pod regrace gone %v after its second deletion", time.Since(began))
 		if last == nil || last.Status.Phase != corev1.PodFailed || len(last.Status.ContainerStatuses) != 1 {
 			t.Fatalf("pod regrace's last status: %+v, want Failed", last)
@@ -517,4 +481,30 @@ func TestConformanceBehaviours(t *testing.T) {
 			t.Errorf("phase = %s, want Pending", p.Status.Phase)
 		}
 	})
+}
+
+// untilDeleted reads a watch of one pod until its DELETED event and
+// returns the pod as last seen (nil if no event came before the watch
+// closed); it fails the test with failure when that takes over timeout.
+func untilDeleted(t *testing.T, w watch.Interface, timeout time.Duration, failure string) *corev1.Pod {
+	t.Helper()
+	var last *corev1.Pod
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return last
+			}
+			if got, isPod := ev.Object.(*corev1.Pod); isPod {
+				last = got
+			}
+			if ev.Type == watch.Deleted {
+				return last
+			}
+		case <-deadline:
+			w.Stop()
+			t.Fatal(failure)
+		}
+	}
 }
