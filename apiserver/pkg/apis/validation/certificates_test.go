@@ -35,10 +35,17 @@ func validCSR(t *testing.T, conds ...certificatesv1.RequestConditionType) *certi
 			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth},
 		},
 	}
-	for _, c := range conds {
-		csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{Type: c, Status: corev1.ConditionTrue})
-	}
+	csr.Status.Conditions = csrConditions(conds...)
 	return csr
+}
+
+// csrConditions are true conditions of the given types.
+func csrConditions(types ...certificatesv1.RequestConditionType) []certificatesv1.CertificateSigningRequestCondition {
+	var out []certificatesv1.CertificateSigningRequestCondition
+	for _, c := range types {
+		out = append(out, certificatesv1.CertificateSigningRequestCondition{Type: c, Status: corev1.ConditionTrue})
+	}
+	return out
 }
 
 // An update may not remove an Approved, Denied or Failed condition (as
@@ -65,7 +72,7 @@ func TestCSRUpdateKeepsTerminalConditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			old := validCSR(t, tc.old...)
 			csr := old.DeepCopy()
-			csr.Status.Conditions = validCSR(t, tc.new...).Status.Conditions
+			csr.Status.Conditions = csrConditions(tc.new...)
 			errs := ValidateCertificateSigningRequestUpdate(csr, old)
 			if tc.want == "" {
 				if len(errs) != 0 {
