@@ -48,6 +48,25 @@ func run(t *testing.T, objs ...runtime.Object) (*fake.Clientset, *record.FakeRec
 		p.Name = fmt.Sprintf("%s%05d", p.GenerateName, n.Add(1))
 		return false, nil, nil
 	})
+	// The fake's UpdateStatus replaces the whole object, so a status
+	// written from a stale copy would undo the test's spec change. Serve
+	// the status subresource as the API server does: only the status moves.
+	client.PrependReactor("update", "replicationcontrollers", func(action core.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		rc := action.(core.UpdateAction).GetObject().(*corev1.ReplicationController)
+		stored, err := client.Tracker().Get(action.GetResource(), rc.Namespace, rc.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		merged := stored.(*corev1.ReplicationController).DeepCopy()
+		merged.Status = rc.Status
+		if err := client.Tracker().Update(action.GetResource(), merged, rc.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, merged, nil
+	})
 	rec := record.NewFakeRecorder(100)
 	rec.IncludeObject = true
 	factory := informers.NewSharedInformerFactory(client, 0)
