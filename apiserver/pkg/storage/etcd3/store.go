@@ -571,14 +571,15 @@ func (s *Store) Delete(ctx context.Context, key string, preconditions *storage.P
 	}
 }
 
-// Watch watches etcd directly from the revision after opts.ResourceVersion.
-// The API server serves watchers from the cacher; this is its source.
+// Watch watches etcd directly from the revision after opts.ResourceVersion,
+// sending what opts.Predicate selects (watchEvent). The API server serves
+// watchers from the cacher; this is its source.
 func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	rev, err := storage.ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
 		return nil, err
 	}
-	w := newEtcdWatcher(ctx, s, key, opts.Recursive, rev)
+	w := newEtcdWatcher(ctx, s, key, opts.Recursive, rev, opts.Predicate)
 	return w, nil
 }
 

@@ -33,7 +33,8 @@ import (
 //	delete name=N [rv=R]                        Delete, R a precondition
 //	list [rv=R] [match=Exact|NotOlderThan] [limit=L] [continue] [labels=SEL] [fields=SEL]
 //	                                            GetList of the prefix; continue takes the last token
-//	watch id=W [rv=R] [name=N]                  Watch the prefix (or one key) after R
+//	watch id=W [rv=R] [name=N] [labels=SEL] [fields=SEL]
+//	                                            Watch the prefix (or one key) after R
 //	next id=W n=K                               the next K events of W (5 s deadline)
 //	stop id=W                                   Stop W; prints what was left and that it closed
 //	compact rev=R                               etcd compaction up to R
@@ -151,7 +152,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		if n := etcd3test.Arg(d, "name"); n != "" {
 			k, recursive = etcd3test.Key(n), false
 		}
-		w, err := h.store.Watch(ctx, k, storage.ListOptions{ResourceVersion: etcd3test.Arg(d, "rv"), Recursive: recursive})
+		w, err := h.store.Watch(ctx, k, storage.ListOptions{ResourceVersion: etcd3test.Arg(d, "rv"), Recursive: recursive, Predicate: etcd3test.Predicate(t, d)})
 		if err != nil {
 			return etcd3test.DescribeErr(err, true)
 		}
