@@ -179,6 +179,13 @@ if ! ip link show "$VETH" >/dev/null 2>&1; then
 	ip link add "$VETH" type veth peer name eth0 netns "$NS"
 	ip link set "$VETH" addrgenmode none
 	ip link set "$VETH" master "$BRIDGE" up
+	# Hairpin: a frame may leave by the port it came in by. The machine's
+	# br_netfilter (the pods' bridge needs it) DNATs frames on this bridge
+	# too, and a NodePort of make up's node answered by a pod on this node
+	# (asked from this node) goes back out this node's port; without
+	# hairpin the bridge drops it. A switch between machines does not
+	# rewrite frames, so there is no such path there.
+	ip link set "$VETH" type bridge_slave hairpin on
 	ip -n "$NS" link set eth0 addrgenmode none
 	ip -n "$NS" addr add "$NODE_IP/24" dev eth0
 	ip -n "$NS" link set eth0 up

@@ -473,7 +473,7 @@ func TestMultiNode(t *testing.T) {
 	t.Run("PodsAcrossNodesAndAService", func(t *testing.T) {
 		// One pod per node: the scheduler places each by its node selector.
 		for _, n := range m.nodes {
-			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hello-" + n.name, Labels: map[string]string{"app": "hello"}},
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hello-" + n.name, Labels: map[string]string{"app": "hello", "node": n.name}},
 				Spec: webDeployment("hello", 1).Spec.Template.Spec}
 			p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": n.name}
 			p.Spec.TopologySpreadConstraints = nil
@@ -550,6 +550,10 @@ func TestMultiNode(t *testing.T) {
 			})
 		}
 		m.dnsAnswers(t, svc, pods)
+	})
+
+	t.Run("NodePortsFromPodsOnEveryNode", func(t *testing.T) {
+		m.nodePortsFromPods(t)
 	})
 
 	t.Run("StatefulSetClaimsOnTheirNodes", func(t *testing.T) {
@@ -1245,4 +1249,66 @@ func (m *multiNode) noLocalPath(t *testing.T, n *mnNode) {
 		t.Errorf("the pod of the unprovisioned claim runs on %q", p.Spec.NodeName)
 	}
 	t.Logf("%s with --local-path-dir \"\": its claim stayed Pending for 10 s, no volume, no directory", n.name)
+}
+
+// nodePortsFromPods checks the paths of upstream's NodePort conformance
+// tests on several nodes: a pod reaches a NodePort at every node's
+// address, whichever node the answering pod is on (its own, the addressed
+// node, a third). One Service per pod, the pod its only endpoint, makes
+// every path taken; with ClientIP session affinity over all three pods,
+// each asker's answers from one node's NodePort come from one pod.
+func (m *multiNode) nodePortsFromPods(t *testing.T) {
+	ctx := context.Background()
+	pods := m.readyPods(t, "app=hello", 3, "", time.Minute)
+	c := &cluster{kubeconfig: m.kubeconfig}
+	nodePort := func(name string, selector map[string]string, affinity corev1.ServiceAffinity) int32 {
+		t.Helper()
+		svc, err := m.client.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeNodePort, Selector: selector, SessionAffinity: affinity,
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = m.client.CoreV1().Services("default").Delete(ctx, name, metav1.DeleteOptions{}) })
+		return svc.Spec.Ports[0].NodePort
+	}
+	type served struct {
+		pod  corev1.Pod
+		port int32
+	}
+	var single []served
+	for _, p := range pods {
+		single = append(single, served{p, nodePort("np-"+p.Spec.NodeName, map[string]string{"app": "hello", "node": p.Spec.NodeName}, corev1.ServiceAffinityNone)})
+	}
+	for _, from := range pods {
+		for _, n := range m.nodes {
+			for _, s := range single {
+				url := "http://" + net.JoinHostPort(n.ip, strconv.Itoa(int(s.port)))
+				m.waitFor(t, fmt.Sprintf("%s (on %s) reaches %s (on %s) at %s's NodePort %s", from.Name, from.Spec.NodeName, s.pod.Name, s.pod.Spec.NodeName, n.name, url), 30*time.Second, func() error {
+					out, err := c.fromPod(t, from.Name, url)
+					if err == nil && out != s.pod.Name {
+						err = fmt.Errorf("answered %q", out)
+					}
+					return err
+				})
+			}
+		}
+	}
+	sticky := nodePort("np-sticky", map[string]string{"app": "hello"}, corev1.ServiceAffinityClientIP)
+	for _, from := range pods {
+		for _, n := range m.nodes {
+			url := "http://" + net.JoinHostPort(n.ip, strconv.Itoa(int(sticky)))
+			var first string
+			m.waitFor(t, fmt.Sprintf("%s (on %s) reaches %s's sticky NodePort %s", from.Name, from.Spec.NodeName, n.name, url), 30*time.Second, func() error {
+				var err error
+				first, err = c.fromPod(t, from.Name, url)
+				return err
+			})
+			seen := answers(t, 5, func() (string, error) { return c.fromPod(t, from.Name, url) })
+			if len(seen) != 1 || seen[first] != 5 {
+				t.Errorf("%s (on %s) at %s's sticky NodePort: first %s, then %v; want every answer from %s", from.Name, from.Spec.NodeName, n.name, first, seen, first)
+			}
+		}
+	}
 }

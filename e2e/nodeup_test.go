@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,7 +120,7 @@ func (c *localCluster) nodeUpStep(t *testing.T) (leftAfterDown func() string) {
 	out := c.makeNode(t, "node-up")
 	mustContain(t, out, "joined with a bootstrap token", fmt.Sprintf("node %s Ready", secondNode))
 	nodes := c.kubectlOK(t, "get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name} {.status.addresses[?(@.type=="InternalIP")].address} {.status.conditions[?(@.type=="Ready")].status} {.spec.podCIDR}{"\n"}{end}`)
-	var first string
+	var first, firstIP string
 	for _, l := range strings.Split(strings.TrimSpace(nodes), "\n") {
 		f := strings.Fields(l)
 		if len(f) != 4 || f[2] != "True" {
@@ -130,7 +131,7 @@ func (c *localCluster) nodeUpStep(t *testing.T) (leftAfterDown func() string) {
 				t.Errorf("%s's InternalIP = %s, want %s", secondNode, f[1], secondNodeIP)
 			}
 		} else {
-			first = f[0]
+			first, firstIP = f[0], f[1]
 		}
 	}
 	if first == "" || !strings.Contains(nodes, secondNode+" ") {
@@ -173,6 +174,7 @@ kind: Service
 metadata:
   name: on-second
 spec:
+  type: NodePort
   selector: {app: on-second}
   ports:
   - port: 80
@@ -192,6 +194,19 @@ spec:
 			got, err := c.kubectlErr("exec", "on-first", "--", "wget", "-qO-", url)
 			return err == nil && answer.MatchString(got), got
 		})
+	}
+	// The Service's NodePort at each node's address, from the pods on both
+	// nodes. From on-second at make up's node's address, the request comes
+	// back to the node it left (local-node.sh: hairpin).
+	nodePort := c.kubectlOK(t, "get", "service", "on-second", "-o", "jsonpath={.spec.ports[0].nodePort}")
+	for _, from := range []string{"on-first", "on-second"} {
+		for _, ip := range []string{firstIP, secondNodeIP} {
+			url := "http://" + net.JoinHostPort(ip, nodePort) + "/"
+			harness.Poll(t, 30*time.Second, from+" reaches on-second at the NodePort "+url, func() (bool, string) {
+				got, err := c.kubectlErr("exec", from, "--", "wget", "-qO-", url)
+				return err == nil && answer.MatchString(got), got
+			})
+		}
 	}
 	// From the second node's pod: cluster DNS, served on make up's node.
 	harness.Poll(t, 30*time.Second, "on-second resolves kubernetes.default through kube-dns", func() (bool, string) {
