@@ -15,7 +15,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/record"
 )
@@ -244,10 +243,7 @@ func TestPreStopHook(t *testing.T) {
 			if len(h.rt.callsWith("exec")) != 0 {
 				t.Fatalf("the preStop hook ran at the start: %v", h.rt.calls)
 			}
-			d := p.DeepCopy()
-			now := metav1.NewTime(h.clock.Now())
-			d.DeletionTimestamp = &now
-			h.w.Update(d)
+			h.w.Update(h.deleted(p, nil))
 			if !h.sync(t) {
 				t.Fatal("the deleted pod's worker did not finish")
 			}

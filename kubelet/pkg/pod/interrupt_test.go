@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
@@ -97,10 +96,7 @@ func TestPodTerminatingCutsPostStartHook(t *testing.T) {
 			var evicted <-chan struct{}
 			switch tt.how {
 			case "delete":
-				d := p.DeepCopy()
-				now := metav1.NewTime(h.clock.Now())
-				d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To[int64](5)
-				h.w.Update(d)
+				h.w.Update(h.deleted(p, ptr.To[int64](5)))
 			case "remove":
 				h.w.Remove()
 			case "evict":
@@ -212,10 +208,7 @@ func TestPodTerminatingCutsImagePull(t *testing.T) {
 	ran := make(chan bool, 1)
 	go func() { ran <- h.w.Run(ctx) }()
 	waitFor(t, 10*time.Second, "the pull to begin", func() bool { return len(h.rt.callsWith("pull")) == 1 })
-	d := p.DeepCopy()
-	now := metav1.NewTime(h.clock.Now())
-	d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To[int64](5)
-	h.w.Update(d)
+	h.w.Update(h.deleted(p, ptr.To[int64](5)))
 	select {
 	case done := <-ran:
 		if !done {
@@ -288,17 +281,11 @@ func TestShorterGracePeriodRestartsTermination(t *testing.T) {
 			ran := make(chan bool, 1)
 			go func() { ran <- h.w.Run(ctx) }()
 
-			deleted := func(grace int64) *corev1.Pod {
-				d := p.DeepCopy()
-				now := metav1.NewTime(h.clock.Now())
-				d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To(grace)
-				return d
-			}
-			h.w.Update(deleted(600))
+			h.w.Update(h.deleted(p, ptr.To[int64](600)))
 			waitFor(t, 10*time.Second, tt.first, func() bool { return len(h.rt.callsWith(tt.first)) == 1 })
 
 			began := time.Now()
-			h.w.Update(deleted(1))
+			h.w.Update(h.deleted(p, ptr.To[int64](1)))
 			// The second stop waits out its grace period: the cut
 			// release has torn nothing else down meanwhile.
 			waitFor(t, 10*time.Second, tt.second, func() bool { return len(h.rt.callsWith(tt.second)) == 1 })
@@ -355,9 +342,7 @@ func TestLongerGracePeriodKeepsTermination(t *testing.T) {
 	defer cancel()
 	ran := make(chan bool, 1)
 	go func() { ran <- h.w.Run(ctx) }()
-	d := p.DeepCopy()
-	now := metav1.NewTime(h.clock.Now())
-	d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To[int64](2)
+	d := h.deleted(p, ptr.To[int64](2))
 	h.w.Update(d)
 	waitFor(t, 10*time.Second, "the stop with 2 s", func() bool { return len(h.rt.callsWith("stop c 2s")) == 1 })
 	longer := d.DeepCopy()

@@ -48,6 +48,15 @@ func (h *harness) sync(t *testing.T) bool {
 	return h.w.Sync(context.Background())
 }
 
+// deleted is a copy of p as the API server leaves it after a deletion with
+// grace seconds (nil: none given), at the harness's time.
+func (h *harness) deleted(p *corev1.Pod, grace *int64) *corev1.Pod {
+	d := p.DeepCopy()
+	now := metav1.NewTime(h.clock.Now())
+	d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, grace
+	return d
+}
+
 func testPod(policy corev1.RestartPolicy, image string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1"},
@@ -365,10 +374,7 @@ func TestWorkerDeletion(t *testing.T) {
 			if tt.removed {
 				h.w.Remove()
 			} else {
-				d := p.DeepCopy()
-				now := metav1.NewTime(h.clock.Now())
-				d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, tt.grace
-				h.w.Update(d)
+				h.w.Update(h.deleted(p, tt.grace))
 			}
 			done := h.sync(t)
 			if done != tt.wantDone {
@@ -584,10 +590,7 @@ func TestWorkerFinishedPodKeepsContainersUntilDeleted(t *testing.T) {
 		}
 	}
 	// Deleted: everything goes, logs too.
-	d := p.DeepCopy()
-	now := metav1.NewTime(h.clock.Now())
-	d.DeletionTimestamp = &now
-	h.w.Update(d)
+	h.w.Update(h.deleted(p, nil))
 	if !h.sync(t) {
 		t.Fatal("the deleted pod's worker did not finish")
 	}
@@ -705,10 +708,7 @@ func TestWorkerDeletionWritesFinalStatus(t *testing.T) {
 	p := testPod(corev1.RestartPolicyAlways, "busybox")
 	h := newHarness(p)
 	h.sync(t)
-	d := p.DeepCopy()
-	now := metav1.NewTime(h.clock.Now())
-	d.DeletionTimestamp, d.DeletionGracePeriodSeconds = &now, ptr.To[int64](1)
-	h.w.Update(d)
+	h.w.Update(h.deleted(p, ptr.To[int64](1)))
 	if !h.sync(t) {
 		t.Fatal("worker did not finish")
 	}
