@@ -66,6 +66,10 @@ func (e *env) volume(name, class, size string, policy corev1.PersistentVolumeRec
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	// The binder binds only Available volumes (upstream's
+	// FindMatchingVolume skips a Pending one), so a claim created before
+	// its best fit is Available would be bound to a larger one.
+	e.waitVolumePhase(name, corev1.VolumeAvailable)
 }
 
 func (e *env) claim(name string, class *string, size string) {
