@@ -170,18 +170,26 @@ func (r *RBAC) firstAllowing(list []*binding, a *Attributes) *binding {
 // only a ClusterRole, a RoleBinding a ClusterRole or a Role of its own
 // namespace.
 func (r *RBAC) bindingRules(b *binding) []rbacv1.PolicyRule {
-	switch b.roleKind {
+	rules, _ := r.roleRules(b.namespace, b.roleKind, b.roleName)
+	return rules
+}
+
+// roleRules returns the rules of the role a binding in namespace ("" for
+// a ClusterRoleBinding) refers to: a ClusterRole's (with what it
+// aggregates) or a Role of that namespace; ok is false when no such role
+// has reached the authorizer. The caller holds r.mu.
+func (r *RBAC) roleRules(namespace, kind, name string) (rules []rbacv1.PolicyRule, ok bool) {
+	switch kind {
 	case "ClusterRole":
-		return r.clusterRoles.rules[b.roleName]
-	case "Role":
-		if b.namespace == "" {
-			return nil
+		if _, ok := r.clusterRoles.roles[name]; ok {
+			return r.clusterRoles.rules[name], true
 		}
-		if role := r.roles[roleKey{b.namespace, b.roleName}]; role != nil {
-			return role.Rules
+	case "Role":
+		if role := r.roles[roleKey{namespace, name}]; role != nil && namespace != "" {
+			return role.Rules, true
 		}
 	}
-	return nil
+	return nil, false
 }
 
 func describe(u *authn.User) string {
@@ -276,21 +284,32 @@ func (r *RBAC) RulesFor(u *authn.User, namespace string) []rbacv1.PolicyRule {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var rules []rbacv1.PolicyRule
+	for _, b := range r.bindingsOf(u, namespace) {
+		rules = append(rules, r.bindingRules(b)...)
+	}
+	return rules
+}
+
+// bindingsOf returns, once each, the ClusterRoleBindings naming u or one
+// of its groups and, when namespace is not "", that namespace's
+// RoleBindings naming them. The caller holds r.mu.
+func (r *RBAC) bindingsOf(u *authn.User, namespace string) []*binding {
+	var out []*binding
 	seen := map[*binding]bool{}
+	keys := make([]subjectKey, 0, 1+len(u.Groups))
+	keys = append(keys, subjectKey{userSubject, u.Name})
+	for _, g := range u.Groups {
+		keys = append(keys, subjectKey{groupSubject, g})
+	}
 	collect := func(x *bindingIndex) {
 		if x == nil {
 			return
-		}
-		keys := make([]subjectKey, 0, 1+len(u.Groups))
-		keys = append(keys, subjectKey{userSubject, u.Name})
-		for _, g := range u.Groups {
-			keys = append(keys, subjectKey{groupSubject, g})
 		}
 		for _, k := range keys {
 			for _, b := range x.bySubject[k] {
 				if !seen[b] {
 					seen[b] = true
-					rules = append(rules, r.bindingRules(b)...)
+					out = append(out, b)
 				}
 			}
 		}
@@ -299,7 +318,7 @@ func (r *RBAC) RulesFor(u *authn.User, namespace string) []rbacv1.PolicyRule {
 	if namespace != "" {
 		collect(r.roleBindings[namespace])
 	}
-	return rules
+	return out
 }
 
 // RoleRefRules returns the rules of the role a binding in namespace ("" for
@@ -312,15 +331,5 @@ func (r *RBAC) RoleRefRules(namespace string, ref rbacv1.RoleRef) (rules []rbacv
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	switch ref.Kind {
-	case "ClusterRole":
-		if _, ok := r.clusterRoles.roles[ref.Name]; ok {
-			return r.clusterRoles.rules[ref.Name], true
-		}
-	case "Role":
-		if role := r.roles[roleKey{namespace, ref.Name}]; role != nil && namespace != "" {
-			return role.Rules, true
-		}
-	}
-	return nil, false
+	return r.roleRules(namespace, ref.Kind, ref.Name)
 }

@@ -3,10 +3,12 @@ package endpoints
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	"github.com/gorilla/mux"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,24 +20,39 @@ import (
 // AuthorizeFunc answers an access review with the server's authorizer.
 type AuthorizeFunc func(ctx context.Context, a authz.Attributes) (allowed bool, reason string, err error)
 
-// ReviewResource is a create-only resource of authorization.k8s.io/v1 that
-// answers "can this user do that?" (kubectl auth can-i).
+// RulesFunc lists what the server's authorizers allow a user in a
+// namespace.
+type RulesFunc func(ctx context.Context, u *authn.User, namespace string) (authz.Rules, error)
+
+// ReviewResource is a create-only resource that answers a question about
+// the caller or another user: may they do that (the access reviews of
+// authorization.k8s.io/v1, kubectl auth can-i), what may they do
+// (SelfSubjectRulesReview, kubectl auth can-i --list), who are they
+// (authentication.k8s.io/v1).
 type ReviewResource struct {
 	Resource, Kind string
 	Namespaced     bool
 }
 
-// ReviewResources lists them, for discovery.
-var ReviewResources = []ReviewResource{
-	{"localsubjectaccessreviews", "LocalSubjectAccessReview", true},
-	{"selfsubjectaccessreviews", "SelfSubjectAccessReview", false},
-	{"subjectaccessreviews", "SubjectAccessReview", false},
-}
+var (
+	// accessReviews are the reviews of one request.
+	accessReviews = []ReviewResource{
+		{"localsubjectaccessreviews", "LocalSubjectAccessReview", true},
+		{"selfsubjectaccessreviews", "SelfSubjectAccessReview", false},
+		{"subjectaccessreviews", "SubjectAccessReview", false},
+	}
+	// SelfSubjectRulesReviewResource lists the caller's rules in a namespace.
+	SelfSubjectRulesReviewResource = ReviewResource{"selfsubjectrulesreviews", "SelfSubjectRulesReview", false}
+	// ReviewResources are authorization.k8s.io/v1's resources, for
+	// discovery.
+	ReviewResources = append(slices.Clone(accessReviews), SelfSubjectRulesReviewResource)
+)
 
-// InstallReviews adds the access review endpoints.
-func (h *Handler) InstallReviews(r *mux.Router, authorize AuthorizeFunc) {
+// InstallReviews adds the endpoints of authorization.k8s.io/v1: the access
+// reviews, answered by authorize, and the rules review, by rules.
+func (h *Handler) InstallReviews(r *mux.Router, authorize AuthorizeFunc, rules RulesFunc) {
 	root := "/apis/authorization.k8s.io/v1"
-	for _, rr := range ReviewResources {
+	for _, rr := range accessReviews {
 		rr := rr
 		path := root + "/" + rr.Resource
 		if rr.Namespaced {
@@ -47,6 +64,53 @@ func (h *Handler) InstallReviews(r *mux.Router, authorize AuthorizeFunc) {
 			})(w, req)
 		}).Methods(http.MethodPost)
 	}
+	r.HandleFunc(root+"/"+SelfSubjectRulesReviewResource.Resource, h.withoutTables(func(w http.ResponseWriter, req *http.Request) {
+		h.rulesReview(w, req, rules)
+	})).Methods(http.MethodPost)
+}
+
+// rulesReview answers a SelfSubjectRulesReview as upstream's REST does:
+// the namespace is required (400 without it), and the answer holds only
+// the status, with what could not be resolved in its evaluationError.
+func (h *Handler) rulesReview(w http.ResponseWriter, r *http.Request, resolve RulesFunc) {
+	gvk := authorizationv1.SchemeGroupVersion.WithKind(SelfSubjectRulesReviewResource.Kind)
+	gr := schema.GroupResource{Group: gvk.Group, Resource: SelfSubjectRulesReviewResource.Resource}
+	setRequestInfo(r, &RequestInfo{Verb: "create", Group: gvk.Group, Version: gvk.Version, Resource: gr.Resource, Scope: "cluster"})
+	fail := func(err error) { h.writeError(w, r, err, gr, "") }
+	data, err := readBody(r)
+	if err != nil {
+		fail(err)
+		return
+	}
+	obj, err := h.decodeBody(w, r, data, gvk, &authorizationv1.SelfSubjectRulesReview{})
+	if err != nil {
+		fail(err)
+		return
+	}
+	u, ok := authn.UserFrom(r.Context())
+	if !ok || u == nil {
+		fail(apierrors.NewBadRequest("no user present on request"))
+		return
+	}
+	namespace := obj.(*authorizationv1.SelfSubjectRulesReview).Spec.Namespace
+	if namespace == "" {
+		fail(apierrors.NewBadRequest("no namespace on request"))
+		return
+	}
+	rules, err := resolve(r.Context(), u, namespace)
+	out := &authorizationv1.SelfSubjectRulesReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
+		Status: authorizationv1.SubjectRulesReviewStatus{
+			// Empty lists, not null, as upstream's.
+			ResourceRules:    append([]authorizationv1.ResourceRule{}, rules.Resource...),
+			NonResourceRules: append([]authorizationv1.NonResourceRule{}, rules.NonResource...),
+			Incomplete:       rules.Incomplete,
+		},
+	}
+	if err != nil {
+		out.Status.EvaluationError = err.Error()
+	}
+	h.respond(w, r, http.StatusCreated, out, false)
 }
 
 func (h *Handler) review(w http.ResponseWriter, r *http.Request, authorize AuthorizeFunc, rr ReviewResource, namespace string) {

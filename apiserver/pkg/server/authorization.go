@@ -26,7 +26,7 @@ const (
 
 // buildAuthorizer chains the modes in the order given, behind the
 // system:masters short-cut upstream puts in front of every chain.
-func (s *Server) buildAuthorizer(modes []string) (authz.Authorizer, error) {
+func (s *Server) buildAuthorizer(modes []string) (authz.Union, error) {
 	chain := authz.Union{authz.Privileged{}}
 	for _, m := range modes {
 		switch m {

@@ -75,7 +75,7 @@ type Server struct {
 	// leases is this server's master lease and everyone's.
 	leases *masterLeases
 
-	authorizer authz.Authorizer
+	authorizer authz.Union
 	rbac       *authz.RBAC
 	nodeAuthz  *authz.Node
 	workers    *fastpath.RequestWorkers
@@ -434,7 +434,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	r := mux.NewRouter()
 	r.UseEncodedPath()
 	s.handler.Install(r)
-	s.handler.InstallReviews(r, s.Authorize)
+	s.handler.InstallReviews(r, s.Authorize, s.authorizer.ResolveRules)
 	s.handler.InstallTokenReview(r, s.authn.AuthenticateToken, []string{s.opts.ServiceAccountIssuer})
 	discovery := endpoints.NewDiscovery(s.handler, resources, Version, net.JoinHostPort(s.advertise, fmt.Sprint(s.Port())))
 	discovery.Aggregated = discoveryGroups{agg: s.aggregator, metrics: s.metricsAPI}

@@ -285,3 +285,112 @@ func TestKubectlAuthCanI(t *testing.T) {
 		t.Errorf("bob can-i list pods: %q", out)
 	}
 }
+
+// TestKubectlAuthCanIList lists what a user may do with the real kubectl's
+// auth can-i --list (a SelfSubjectRulesReview): the admin everything; a
+// user the bootstrap rules everyone has plus what a RoleBinding gives in
+// its namespace only; a node with the warning that its list is
+// incomplete. A review without a namespace is a 400, as upstream's.
+func TestKubectlAuthCanIList(t *testing.T) {
+	ts := start(t, nil)
+	c := context.Background()
+	run := func(args ...string) (string, string, error) {
+		ctx, cancel := context.WithTimeout(c, 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "/usr/bin/kubectl", append([]string{"--kubeconfig", ts.Kubeconfig, "auth", "can-i", "--list"}, args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	// row returns the output's row for a resource (or URL), its columns
+	// joined by single spaces, or "".
+	row := func(out, first string) string {
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == first {
+				return strings.Join(f, " ")
+			}
+		}
+		return ""
+	}
+
+	out, stderr, err := run()
+	if err != nil {
+		t.Fatalf("admin: %v\n%s%s", err, out, stderr)
+	}
+	if got := row(out, "*.*"); got != "*.* [] [] [*]" {
+		t.Errorf("admin's *.* row: %q\n%s", got, out)
+	}
+	if got := row(out, "[*]"); got != "[*] [] [*]" {
+		t.Errorf("admin's non-resource row: %q\n%s", got, out)
+	}
+
+	admin := ts.Client
+	_, err = admin.RbacV1().Roles("default").Create(c, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{""}, Resources: []string{"pods"}},
+			{Verbs: []string{"update"}, APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"settings"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = admin.RbacV1().RoleBindings("default").Create(c, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "devs-read"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "pod-reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "devs"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asAlice := []string{"--as", "alice", "--as-group", "devs"}
+	if err := waitFor(t, func() error {
+		out, stderr, err := run(append(asAlice, "-n", "default")...)
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, stderr)
+		}
+		if got := row(out, "pods"); got != "pods [] [] [get list watch]" {
+			return fmt.Errorf("pods row %q in\n%s", got, out)
+		}
+		if got := row(out, "configmaps"); got != "configmaps [] [settings] [update]" {
+			return fmt.Errorf("configmaps row %q in\n%s", got, out)
+		}
+		// system:basic-user's and system:discovery's, bound to every
+		// authenticated user.
+		if got := row(out, "selfsubjectrulesreviews.authorization.k8s.io"); got != "selfsubjectrulesreviews.authorization.k8s.io [] [] [create]" {
+			return fmt.Errorf("selfsubjectrulesreviews row %q in\n%s", got, out)
+		}
+		if got := row(out, "[/version]"); got != "[/version] [] [get]" {
+			return fmt.Errorf("/version row %q in\n%s", got, out)
+		}
+		if stderr != "" {
+			return fmt.Errorf("stderr %q", stderr)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("alice in default: %v", err)
+	}
+	out, _, err = run(append(asAlice, "-n", "kube-system")...)
+	if err != nil || row(out, "pods") != "" || row(out, "selfsubjectrulesreviews.authorization.k8s.io") == "" {
+		t.Errorf("alice in kube-system (%v): the RoleBinding of default reached it, or the bootstrap rules are missing:\n%s", err, out)
+	}
+
+	// A node: what it may reach follows from its pods, so the list says it
+	// is incomplete.
+	out, stderr, err = run("--as", "system:node:vm", "--as-group", "system:nodes", "-n", "default")
+	if err != nil || !strings.Contains(stderr, "the list may be incomplete: node authorizer does not support user rule resolution") {
+		t.Errorf("node (%v): stderr %q\n%s", err, stderr, out)
+	}
+
+	// Without a namespace: 400, and the reason.
+	_, err = admin.AuthorizationV1().SelfSubjectRulesReviews().Create(c, &authorizationv1.SelfSubjectRulesReview{}, metav1.CreateOptions{})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "no namespace on request") {
+		t.Errorf("a review without a namespace: %v, want 400 no namespace on request", err)
+	}
+	// The API's own answer, as upstream's: the status alone, the spec not
+	// echoed.
+	body, err := admin.AuthorizationV1().RESTClient().Post().Resource("selfsubjectrulesreviews").
+		Body([]byte(`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"default"}}`)).
+		SetHeader("Impersonate-User", "nobody").DoRaw(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `"spec":{},"status":{"resourceRules":[{`) || !strings.Contains(string(body), `"incomplete":false}`) {
+		t.Errorf("the review's body: %s", body)
+	}
+}
