@@ -142,6 +142,20 @@ func encodeHash(b []byte) string {
 	return string(out)
 }
 
+// createOnlyResources are a group-version's resources that are answered,
+// not stored.
+func createOnlyResources(group, ver string) []CreateOnlyResource {
+	switch {
+	case group == "" && ver == "v1":
+		return []CreateOnlyResource{LegacyBindingsResource}
+	case group == "authorization.k8s.io" && ver == "v1":
+		return ReviewResources
+	case group == "authentication.k8s.io" && ver == "v1":
+		return []CreateOnlyResource{SelfSubjectReviewResource, TokenReviewResource}
+	}
+	return nil
+}
+
 // resourceList is the APIResourceList of one group-version.
 func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bool) {
 	gv := ver
@@ -169,21 +183,11 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 			list.APIResources = append(list.APIResources, res)
 		}
 	}
-	if group == "authorization.k8s.io" && ver == "v1" {
+	for _, rr := range createOnlyResources(group, ver) {
 		found = true
-		for _, rr := range ReviewResources {
-			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: rr.Resource, SingularName: strings.ToLower(rr.Kind), Namespaced: rr.Namespaced, Kind: rr.Kind, Verbs: []string{"create"},
-			})
-		}
-	}
-	if group == "authentication.k8s.io" && ver == "v1" {
-		found = true
-		for _, rr := range []ReviewResource{SelfSubjectReviewResource, TokenReviewResource} {
-			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: rr.Resource, SingularName: strings.ToLower(rr.Kind), Kind: rr.Kind, Verbs: []string{"create"},
-			})
-		}
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: rr.Resource, SingularName: strings.ToLower(rr.Kind), Namespaced: rr.Namespaced, Kind: rr.Kind, Verbs: []string{"create"},
+		})
 	}
 	if !found && d.Aggregated != nil {
 		if agg, ok := d.Aggregated.ResourceList(group, ver); ok {

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
 	"skiff.dev/apiserver/pkg/api"
@@ -145,7 +146,35 @@ func (h *Handler) Install(r *mux.Router) {
 				}
 			}
 		}
+		if s.R.Binding != nil && s.R.Group == "" {
+			// The bindings resource, which older schedulers and clients
+			// (client libraries' create_namespaced_binding) post to.
+			add(fastpath.RouteKey{Root: root, Namespaced: true, Resource: LegacyBindingsResource.Resource},
+				root+"/namespaces/{namespace}/"+LegacyBindingsResource.Resource, h.legacyBindings(s))
+		}
 	}
+}
+
+// LegacyBindingsResource is core v1's bindings: a Binding posted to
+// /api/v1/namespaces/{namespace}/bindings binds the pod it names, as a post
+// to that pod's binding subresource does (upstream's LegacyBindingREST).
+var LegacyBindingsResource = CreateOnlyResource{Resource: "bindings", Kind: "Binding", Namespaced: true}
+
+func (h *Handler) legacyBindings(s *registry.Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ns := mux.Vars(r)["namespace"]
+		gr := schema.GroupResource{Resource: LegacyBindingsResource.Resource}
+		verb := "create"
+		if r.Method != http.MethodPost {
+			verb = strings.ToLower(r.Method)
+		}
+		setRequestInfo(r, &RequestInfo{Verb: verb, Version: s.R.Version, Resource: gr.Resource, Scope: "namespace", Namespace: ns})
+		if r.Method != http.MethodPost {
+			h.writeError(w, r, apierrors.NewMethodNotSupported(gr, verb), gr, "")
+			return
+		}
+		h.withoutTables(func(w http.ResponseWriter, r *http.Request) { h.bind(w, r, s, ns, "") })(w, r)
+	})
 }
 
 // RequestInfo describes a resource request, for metrics and logs.
@@ -712,18 +741,28 @@ func (h *Handler) deleteCollection(w http.ResponseWriter, r *http.Request, s *re
 	h.respond(w, r, http.StatusOK, out, true)
 }
 
+// bind serves a pod's binding subresource, and with name "" the bindings
+// resource, where the Binding names the pod.
 func (h *Handler) bind(w http.ResponseWriter, r *http.Request, s *registry.Store, ns, name string) {
 	gr := s.R.GroupResource()
 	dry, data, ok := h.writePreamble(w, r, gr, name, &metav1.CreateOptions{})
 	if !ok {
 		return
 	}
-	obj, err := h.decodeBody(w, r, data, corev1.SchemeGroupVersion.WithKind("Binding"), &corev1.Binding{})
+	gvk := corev1.SchemeGroupVersion.WithKind("Binding")
+	obj, err := h.decodeBody(w, r, data, gvk, &corev1.Binding{})
 	if err != nil {
 		h.writeError(w, r, err, gr, name)
 		return
 	}
 	b := obj.(*corev1.Binding)
+	if name == "" {
+		if b.Name == "" {
+			h.writeError(w, r, apierrors.NewInvalid(gvk.GroupKind(), "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")}), gr, "")
+			return
+		}
+		name = b.Name
+	}
 	if b.Namespace != "" && b.Namespace != ns {
 		h.writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"), gr, name)
 		return

@@ -24,25 +24,25 @@ type AuthorizeFunc func(ctx context.Context, a authz.Attributes) (allowed bool, 
 // namespace.
 type RulesFunc func(ctx context.Context, u *authn.User, namespace string) (authz.Rules, error)
 
-// ReviewResource is a create-only resource that answers a question about
-// the caller or another user: may they do that (the access reviews of
-// authorization.k8s.io/v1, kubectl auth can-i), what may they do
-// (SelfSubjectRulesReview, kubectl auth can-i --list), who are they
-// (authentication.k8s.io/v1).
-type ReviewResource struct {
+// CreateOnlyResource is a resource that is answered, not stored: a POST
+// asks a question about the caller or another user (may they do that: the
+// access reviews of authorization.k8s.io/v1, kubectl auth can-i; what may
+// they do: SelfSubjectRulesReview, kubectl auth can-i --list; who are they:
+// authentication.k8s.io/v1) or, for core v1's bindings, binds a pod.
+type CreateOnlyResource struct {
 	Resource, Kind string
 	Namespaced     bool
 }
 
 var (
 	// accessReviews are the reviews of one request.
-	accessReviews = []ReviewResource{
+	accessReviews = []CreateOnlyResource{
 		{"localsubjectaccessreviews", "LocalSubjectAccessReview", true},
 		{"selfsubjectaccessreviews", "SelfSubjectAccessReview", false},
 		{"subjectaccessreviews", "SubjectAccessReview", false},
 	}
 	// SelfSubjectRulesReviewResource lists the caller's rules in a namespace.
-	SelfSubjectRulesReviewResource = ReviewResource{"selfsubjectrulesreviews", "SelfSubjectRulesReview", false}
+	SelfSubjectRulesReviewResource = CreateOnlyResource{"selfsubjectrulesreviews", "SelfSubjectRulesReview", false}
 	// ReviewResources are authorization.k8s.io/v1's resources, for
 	// discovery.
 	ReviewResources = append(slices.Clone(accessReviews), SelfSubjectRulesReviewResource)
@@ -113,7 +113,7 @@ func (h *Handler) rulesReview(w http.ResponseWriter, r *http.Request, resolve Ru
 	h.respond(w, r, http.StatusCreated, out, false)
 }
 
-func (h *Handler) review(w http.ResponseWriter, r *http.Request, authorize AuthorizeFunc, rr ReviewResource, namespace string) {
+func (h *Handler) review(w http.ResponseWriter, r *http.Request, authorize AuthorizeFunc, rr CreateOnlyResource, namespace string) {
 	gvk := authorizationv1.SchemeGroupVersion.WithKind(rr.Kind)
 	gr := schema.GroupResource{Group: "authorization.k8s.io", Resource: rr.Resource}
 	setRequestInfo(r, &RequestInfo{Verb: "create", Group: gvk.Group, Version: gvk.Version, Resource: rr.Resource, Scope: "cluster", Namespace: namespace})

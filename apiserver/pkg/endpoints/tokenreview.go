@@ -22,8 +22,8 @@ type TokenAuthenticateFunc func(ctx context.Context, token string) (*authn.User,
 // TokenReviewResource and SelfSubjectReviewResource are the create-only
 // resources of authentication.k8s.io/v1.
 var (
-	TokenReviewResource       = ReviewResource{Resource: "tokenreviews", Kind: "TokenReview"}
-	SelfSubjectReviewResource = ReviewResource{Resource: "selfsubjectreviews", Kind: "SelfSubjectReview"}
+	TokenReviewResource       = CreateOnlyResource{Resource: "tokenreviews", Kind: "TokenReview"}
+	SelfSubjectReviewResource = CreateOnlyResource{Resource: "selfsubjectreviews", Kind: "SelfSubjectReview"}
 )
 
 // InstallTokenReview adds POST /apis/authentication.k8s.io/v1/tokenreviews,

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
 
@@ -356,5 +357,74 @@ func TestNodeRegistersWithStatus(t *testing.T) {
 	upd, err := ts.Client.CoreV1().Nodes().Update(ctx(t), got, metav1.UpdateOptions{})
 	if err != nil || len(upd.Status.Conditions) != 1 {
 		t.Errorf("main-endpoint update changed a node's status: %v %+v", err, upd.Status)
+	}
+}
+
+// TestLegacyBindings: a Binding posted to core v1's bindings resource binds
+// the pod it names, as the pod's binding subresource does (upstream's
+// LegacyBindingREST, which client libraries' create_namespaced_binding and
+// older custom schedulers use); the scheduler's role may, a user without it
+// may not; discovery lists it create-only.
+func TestLegacyBindings(t *testing.T) {
+	ts := start(t, nil)
+	pods := ts.Client.CoreV1().Pods("default")
+	post := func(c *kubernetes.Clientset, body string) (int, string) {
+		res := c.CoreV1().RESTClient().Post().Namespace("default").Resource("bindings").Body([]byte(body)).Do(ctx(t))
+		var code int
+		res.StatusCode(&code)
+		raw, _ := res.Raw()
+		return code, string(raw)
+	}
+	binding := func(pod, node string) string {
+		return fmt.Sprintf(`{"apiVersion":"v1","kind":"Binding","metadata":{"name":%q},"target":{"kind":"Node","name":%q}}`, pod, node)
+	}
+	if _, err := pods.Create(ctx(t), testPod("legacy", ""), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	scheduler := clientAs(t, ts, "system:kube-scheduler")
+	if code, body := post(scheduler, binding("legacy", "node-1")); code != 201 || !strings.Contains(body, `"status":"Success"`) {
+		t.Fatalf("the scheduler's binding: %d %s", code, body)
+	}
+	pod, err := pods.Get(ctx(t), "legacy", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.NodeName != "node-1" || len(pod.Status.Conditions) != 1 || pod.Status.Conditions[0].Type != corev1.PodScheduled {
+		t.Errorf("after binding: node %q conditions %+v", pod.Spec.NodeName, pod.Status.Conditions)
+	}
+	for _, tc := range []struct {
+		name   string
+		client *kubernetes.Clientset
+		body   string
+		code   int
+		want   string
+	}{
+		{"bound already", scheduler, binding("legacy", "node-2"), 409, `"reason":"Conflict"`},
+		{"no such pod", scheduler, binding("missing", "node-1"), 404, `pods \"missing\" not found`},
+		{"no name", scheduler, binding("", "node-1"), 422, `"field":"metadata.name"`},
+		{"no node", scheduler, `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"legacy"}}`, 422, `"field":"target.name"`},
+		{"a user without the role", clientAs(t, ts, "alice"), binding("legacy", "node-1"), 403, `cannot create resource \"bindings\" in API group \"\" in the namespace \"default\"`},
+	} {
+		if code, body := post(tc.client, tc.body); code != tc.code || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %s, want %d with %s", tc.name, code, body, tc.code, tc.want)
+		}
+	}
+	var code int
+	ts.Client.CoreV1().RESTClient().Get().Namespace("default").Resource("bindings").Do(ctx(t)).StatusCode(&code)
+	if code != 405 {
+		t.Errorf("GET bindings: %d, want 405", code)
+	}
+	list, err := ts.Client.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range list.APIResources {
+		if r.Name == "bindings" {
+			found = r.Kind == "Binding" && r.Namespaced && strings.Join(r.Verbs, ",") == "create"
+		}
+	}
+	if !found {
+		t.Errorf("discovery of v1 does not list bindings as a namespaced create-only Binding: %+v", list.APIResources)
 	}
 }
