@@ -183,6 +183,9 @@ func (d *Discovery) resourceList(group, ver string) (*metav1.APIResourceList, bo
 			list.APIResources = append(list.APIResources, res)
 		}
 	}
+	if group == "" && ver == "v1" {
+		list.APIResources = append(list.APIResources, componentStatusesDiscovery)
+	}
 	for _, rr := range createOnlyResources(group, ver) {
 		found = true
 		list.APIResources = append(list.APIResources, metav1.APIResource{

@@ -101,6 +101,31 @@ func TestPrintNode(t *testing.T) {
 	}
 }
 
+func TestPrintComponentStatus(t *testing.T) {
+	cs := func(conditions ...corev1.ComponentCondition) *corev1.ComponentStatus {
+		return &corev1.ComponentStatus{ObjectMeta: metav1.ObjectMeta{Name: "scheduler"}, Conditions: conditions}
+	}
+	tests := []struct {
+		name string
+		cs   *corev1.ComponentStatus
+		want []interface{}
+	}{
+		{"healthy", cs(corev1.ComponentCondition{Type: corev1.ComponentHealthy, Status: corev1.ConditionTrue, Message: "ok"}),
+			[]interface{}{"scheduler", "Healthy", "ok", ""}},
+		{"unhealthy, the reason in the message", cs(corev1.ComponentCondition{Type: corev1.ComponentHealthy, Status: corev1.ConditionFalse, Message: "HTTP probe failed with statuscode: 500"}),
+			[]interface{}{"scheduler", "Unhealthy", "HTTP probe failed with statuscode: 500", ""}},
+		{"unknown is unhealthy, with the error", cs(corev1.ComponentCondition{Type: corev1.ComponentHealthy, Status: corev1.ConditionUnknown, Error: "timeout"}),
+			[]interface{}{"scheduler", "Unhealthy", "", "timeout"}},
+		{"no Healthy condition", cs(), []interface{}{"scheduler", "Unknown", "", ""}},
+	}
+	p := newTestPrinter()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assertCells(t, cells(t, p, tt.cs), tt.want)
+		})
+	}
+}
+
 func TestPrintService(t *testing.T) {
 	created := ago(26 * time.Hour)
 	tests := []struct {

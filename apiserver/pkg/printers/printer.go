@@ -37,8 +37,9 @@ func WithClock(c clock.PassiveClock) Option {
 }
 
 // New returns a Printer with the Table of every kind of the resource table
-// that names one (its row's Printer, from package tables); other kinds get
-// upstream's default NAME / CREATED AT table.
+// that names one (its row's Printer, from package tables) and of
+// ComponentStatus; other kinds get upstream's default NAME / CREATED AT
+// table.
 func New(opts ...Option) *Printer {
 	p := &Printer{
 		clock:    clock.RealClock{},
@@ -47,11 +48,17 @@ func New(opts ...Option) *Printer {
 	for _, opt := range opts {
 		opt(p)
 	}
+	kinds := []*tables.Kind{
+		// Answered, not stored: no row names it.
+		tables.ComponentStatus,
+	}
 	for _, r := range registry.Resources() {
-		if r.Printer == nil {
-			continue
+		if r.Printer != nil {
+			kinds = append(kinds, r.Printer)
 		}
-		for typ, h := range r.Printer.Handlers(p.clock) {
+	}
+	for _, k := range kinds {
+		for typ, h := range k.Handlers(p.clock) {
 			p.handlers[typ] = h
 		}
 	}

@@ -81,6 +81,11 @@ func TestColumnsMatchUpstream(t *testing.T) {
 				{"IP", "string", "", 1}, {"Node", "string", "", 1}, {"Nominated Node", "string", "", 1}, {"Readiness Gates", "string", "", 1}},
 		},
 		{
+			name: "componentstatuses",
+			objs: []runtime.Object{&corev1.ComponentStatus{}, &corev1.ComponentStatusList{}},
+			want: []col{name, {"Status", "string", "", 0}, {"Message", "string", "", 0}, {"Error", "string", "", 0}},
+		},
+		{
 			name: "namespaces",
 			objs: []runtime.Object{&corev1.Namespace{}, &corev1.NamespaceList{}},
 			want: []col{name, {"Status", "string", "", 0}, age},

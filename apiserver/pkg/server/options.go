@@ -112,6 +112,11 @@ type Options struct {
 	// APIServiceResyncInterval is how often every APIService with a
 	// service is checked again (upstream: 30s). Not a flag: tests shorten it.
 	APIServiceResyncInterval time.Duration
+	// ComponentHealthURLs are the /healthz that componentstatuses probes,
+	// by component: upstream's fixed choice of the scheduler and the
+	// controller manager on this machine at their default secure ports.
+	// Not a flag, as upstream: tests point it at their own servers.
+	ComponentHealthURLs map[string]string
 	// MetricResolution is how often the built-in metrics.k8s.io scrapes
 	// the kubelets (metrics-server's --metric-resolution); 0 turns the
 	// built-in API off (to run metrics-server behind an APIService).
@@ -152,6 +157,11 @@ func NewOptions() *Options {
 		MinRequestTimeout:            30 * time.Minute,
 		ShutdownGracePeriod:          5 * time.Second,
 		Tracing:                      tracing.NewOptions(),
+
+		ComponentHealthURLs: map[string]string{
+			"scheduler":          "https://127.0.0.1:10259/healthz",
+			"controller-manager": "https://127.0.0.1:10257/healthz",
+		},
 
 		// kubeadm's values; upstream's flags default to none.
 		RequestHeaderUsernameHeaders:    []string{"X-Remote-User"},

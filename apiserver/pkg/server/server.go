@@ -435,6 +435,7 @@ func (s *Server) buildHandler(resources []*registry.Resource, spec *openapi.Dyna
 	r.UseEncodedPath()
 	s.handler.Install(r)
 	s.handler.InstallReviews(r, s.Authorize, s.authorizer.ResolveRules)
+	s.handler.InstallComponentStatuses(r, s.componentChecks())
 	s.handler.InstallTokenReview(r, s.authn.AuthenticateToken, []string{s.opts.ServiceAccountIssuer})
 	discovery := endpoints.NewDiscovery(s.handler, resources, Version, net.JoinHostPort(s.advertise, fmt.Sprint(s.Port())))
 	discovery.Aggregated = discoveryGroups{agg: s.aggregator, metrics: s.metricsAPI}

@@ -353,6 +353,34 @@ var Namespace = &Kind{build: func(p *printer) map[reflect.Type]Handler {
 	}, p.printNamespace, func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items })
 }}
 
+// ComponentStatus prints corev1.ComponentStatus objects and lists, which
+// the server answers without storing (no row of the resource table).
+var ComponentStatus = &Kind{build: func(p *printer) map[reflect.Type]Handler {
+	return handlers([]metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Status", Type: "string", Description: "Status of the component conditions"},
+		{Name: "Message", Type: "string", Description: "Message of the component conditions"},
+		{Name: "Error", Type: "string", Description: "Error of the component conditions"},
+	}, p.printComponentStatus, func(l *corev1.ComponentStatusList) []corev1.ComponentStatus { return l.Items })
+}}
+
+// printComponentStatus is upstream's: the Healthy condition as Healthy or
+// Unhealthy (Unknown without one), with its message and error.
+func (p *printer) printComponentStatus(obj *corev1.ComponentStatus) metav1.TableRow {
+	status, message, errText := "Unknown", "", ""
+	for _, c := range obj.Conditions {
+		if c.Type == corev1.ComponentHealthy {
+			status = "Unhealthy"
+			if c.Status == corev1.ConditionTrue {
+				status = "Healthy"
+			}
+			message, errText = c.Message, c.Error
+			break
+		}
+	}
+	return metav1.TableRow{Object: runtime.RawExtension{Object: obj}, Cells: []interface{}{obj.Name, status, message, errText}}
+}
+
 // Node prints corev1.Node objects and lists.
 var Node = &Kind{build: func(p *printer) map[reflect.Type]Handler {
 	return handlers([]metav1.TableColumnDefinition{
