@@ -116,17 +116,8 @@ func TestComponentStatuses(t *testing.T) {
 		t.Errorf("delete: %v, want 405", err)
 	}
 
-	resources, err := ts.Client.Discovery().ServerResourcesForGroupVersion("v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, r := range resources.APIResources {
-		if r.Name == "componentstatuses" {
-			found = r.Kind == "ComponentStatus" && !r.Namespaced && strings.Join(r.Verbs, ",") == "get,list" && strings.Join(r.ShortNames, ",") == "cs"
-		}
-	}
-	if !found {
-		t.Errorf("discovery of v1 does not list componentstatuses (get, list; cs): %+v", resources.APIResources)
+	if r := discovered(t, ts, "v1", "componentstatuses"); r.Kind != "ComponentStatus" || r.Namespaced ||
+		strings.Join(r.Verbs, ",") != "get,list" || strings.Join(r.ShortNames, ",") != "cs" {
+		t.Errorf("discovery of v1 does not list componentstatuses (get, list; cs): %+v", r)
 	}
 }

@@ -5,8 +5,28 @@ import (
 	"net/http"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+
+	"skiff.dev/apiserver/pkg/testserver"
 )
+
+// discovered returns the entry discovery lists for resource in
+// groupVersion, or fails the test.
+func discovered(t *testing.T, ts *testserver.TestServer, groupVersion, resource string) metav1.APIResource {
+	t.Helper()
+	list, err := ts.Client.Discovery().ServerResourcesForGroupVersion(groupVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return r
+		}
+	}
+	t.Fatalf("discovery of %s does not list %s: %+v", groupVersion, resource, list.APIResources)
+	return metav1.APIResource{}
+}
 
 // /api/, /apis/ and /apis/<group>/ answer as /api, /apis and
 // /apis/<group>, as upstream's, for any authenticated user

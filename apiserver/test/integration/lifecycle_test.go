@@ -414,17 +414,7 @@ func TestLegacyBindings(t *testing.T) {
 	if code != 405 {
 		t.Errorf("GET bindings: %d, want 405", code)
 	}
-	list, err := ts.Client.Discovery().ServerResourcesForGroupVersion("v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, r := range list.APIResources {
-		if r.Name == "bindings" {
-			found = r.Kind == "Binding" && r.Namespaced && strings.Join(r.Verbs, ",") == "create"
-		}
-	}
-	if !found {
-		t.Errorf("discovery of v1 does not list bindings as a namespaced create-only Binding: %+v", list.APIResources)
+	if r := discovered(t, ts, "v1", "bindings"); r.Kind != "Binding" || !r.Namespaced || strings.Join(r.Verbs, ",") != "create" {
+		t.Errorf("discovery of v1 does not list bindings as a namespaced create-only Binding: %+v", r)
 	}
 }
